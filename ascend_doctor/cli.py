@@ -1,0 +1,282 @@
+"""The command line: flags -> engine -> renderer -> exit code. No diagnosis logic here."""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Sequence
+from typing import Any, TextIO
+
+import click
+
+from ascend_doctor import __version__
+from ascend_doctor.config import LANGUAGES, cpu_count, default_language, default_log_places
+from ascend_doctor.engine import ScanOptions, diagnose
+from ascend_doctor.errors import AscendDoctorError, ExitCode, InputError
+from ascend_doctor.model import Report, Severity
+from ascend_doctor.progress import byte_progress
+from ascend_doctor.render import RENDERERS
+from ascend_doctor.rulebase import RuleBase, load_rulebase
+from ascend_doctor.sources import STDIN
+
+FAIL_ON = ("error", "warning", "info", "never")
+MAX_SKIP_NOTICES = 20
+DIAGNOSE_EPILOG = """\b
+Examples:
+  ascend-doctor diagnose train.log
+  python train.py 2>&1 | ascend-doctor -
+  ascend-doctor diagnose logs/ ~/ascend/log/debug/plog --format json -o report.json
+  ascend-doctor diagnose            # no path: the CANN log places ($ASCEND_PROCESS_LOG_PATH,
+                                    # ~/ascend/log, /root/ascend/log, /var/log/npu/slog)
+
+\b
+Exit codes: 0 nothing to fix found, 1 a cause was found (at or above --fail-on),
+2 usage error / unreadable input / broken rule file, 130 interrupted.
+"""
+
+
+class _DefaultsToDiagnose(click.Group):
+    """`ascend-doctor train.log` and `ascend-doctor -` mean `ascend-doctor diagnose ...`."""
+
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        if args and args[0] not in self.commands and args[0] not in ("--help", "-h", "--version"):
+            args = ["diagnose", *args]
+        elif not args and not sys.stdin.isatty():
+            args = ["diagnose", STDIN]
+        return super().parse_args(ctx, args)
+
+
+@click.group(cls=_DefaultsToDiagnose, context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(__version__, prog_name="ascend-doctor")
+def cli() -> None:
+    """Diagnose Huawei Ascend NPU job failures from their logs.
+
+    \b
+    Reads training logs, piped output and CANN plog directories, and prints the
+    ranked causes with the evidence lines, the fix and the environment variables to set.
+
+    \b
+    Examples:
+      ascend-doctor diagnose train.log
+      python train.py 2>&1 | ascend-doctor -
+      ascend-doctor explain EL0004
+      ascend-doctor rules list
+    """
+
+
+def _load_rules(rules_dirs: Sequence[str], use_cache: bool = True) -> RuleBase:
+    return load_rulebase(rules_dirs, use_cache=use_cache)
+
+
+def _exit_code(report: Report, fail_on: str, exit_zero: bool, missing: bool) -> ExitCode:
+    if missing:
+        return ExitCode.ERROR
+    if exit_zero or fail_on == "never":
+        return ExitCode.CLEAN
+    threshold = Severity(fail_on).weight
+    found = any(f.rule.severity.weight >= threshold for f in report.findings)
+    return ExitCode.FOUND if found else ExitCode.CLEAN
+
+
+def _notify_inputs(report: Report) -> bool:
+    """Say on stderr what was skipped and what was noted; True if a named input was missing."""
+    skipped = [record for record in report.inputs if record.skipped]
+    for record in skipped[:MAX_SKIP_NOTICES]:
+        click.echo(f"ascend-doctor: skipped {record.path}: {record.reason}", err=True)
+    if len(skipped) > MAX_SKIP_NOTICES:
+        click.echo(
+            f"ascend-doctor: ... and {len(skipped) - MAX_SKIP_NOTICES} more skipped "
+            "(see --format json for the full list)",
+            err=True,
+        )
+    for record in report.inputs:
+        for note in record.notes:
+            click.echo(f"ascend-doctor: note: {record.path}: {note}", err=True)
+    for warning in report.warnings:
+        click.echo(f"ascend-doctor: warning: {warning}", err=True)
+    return any(r.reason == "no such file or directory" for r in skipped)
+
+
+def _resolve_paths(paths: Sequence[str]) -> list[str]:
+    if paths:
+        return list(paths)
+    if not sys.stdin.isatty():
+        return [STDIN]
+    places = default_log_places()
+    if not places:
+        raise InputError(
+            "no log given and no CANN log directory found "
+            "($ASCEND_PROCESS_LOG_PATH, ~/ascend/log, /root/ascend/log, /var/log/npu/slog); "
+            "pass a file, a directory or '-' for stdin"
+        )
+    click.echo(f"ascend-doctor: scanning {', '.join(places)}", err=True)
+    return places
+
+
+def _total_size(paths: Sequence[str]) -> int | None:
+    total = 0
+    for path in paths:
+        if path == STDIN:
+            return None
+        if os.path.isfile(path):
+            total += os.path.getsize(path)
+        elif os.path.isdir(path):
+            for root, _, files in os.walk(path):
+                total += sum(
+                    os.path.getsize(os.path.join(root, f))
+                    for f in files
+                    if os.path.isfile(os.path.join(root, f))
+                )
+    return total
+
+
+def _write(report: Report, fmt: str, output: str, color: bool | None) -> None:
+    renderer_class = RENDERERS[fmt]
+    if output == "-":
+        stream: TextIO = click.get_text_stream("stdout")
+        use_color = stream.isatty() if color is None else color
+        _render(renderer_class, report, stream, use_color)
+        return
+    try:
+        with open(output, "w", encoding="utf-8") as handle:
+            _render(renderer_class, report, handle, False)
+    except OSError as exc:
+        raise InputError(f"cannot write {output}: {exc.strerror or exc}") from None
+
+
+def _render(renderer_class: Any, report: Report, stream: TextIO, color: bool) -> None:
+    renderer = renderer_class(color=color) if renderer_class.name == "text" else renderer_class()
+    renderer.render(report, stream)
+
+
+@cli.command("diagnose", epilog=DIAGNOSE_EPILOG)
+@click.argument("paths", nargs=-1, metavar="[PATH|-]...")
+@click.option(
+    "-f",
+    "--format",
+    "fmt",
+    type=click.Choice(sorted(RENDERERS)),
+    default="text",
+    envvar="ASCEND_DOCTOR_FORMAT",
+    show_default=True,
+    help="Report format.",
+)
+@click.option("-o", "--output", default="-", metavar="FILE", help="Write the report to FILE ('-' = stdout).")
+@click.option(
+    "--rules",
+    "rules_dirs",
+    multiple=True,
+    metavar="DIR",
+    help="Also load the rule files (*.yaml) in DIR; repeatable. See docs/rule-format.md.",
+)
+@click.option(
+    "--lang",
+    type=click.Choice(LANGUAGES),
+    default=None,
+    help="Language of the report (default: from LC_ALL/LANG).",
+)
+@click.option(
+    "--fail-on",
+    type=click.Choice(FAIL_ON),
+    default="warning",
+    show_default=True,
+    envvar="ASCEND_DOCTOR_FAIL_ON",
+    help="Lowest severity that makes the exit code 1.",
+)
+@click.option("--exit-zero", is_flag=True, help="Report findings but exit 0.")
+@click.option(
+    "--color/--no-color",
+    default=None,
+    help="Force colour on or off (default: on for a terminal; NO_COLOR is honoured).",
+)
+@click.option(
+    "--stdin-name",
+    default="<stdin>",
+    show_default=True,
+    help="Name shown for input read from stdin.",
+)
+@click.option(
+    "--engine",
+    type=click.Choice(["auto", "python", "hyperscan"]),
+    default="auto",
+    show_default=True,
+    help="Prefilter engine; 'auto' uses hyperscan when installed. Findings are identical.",
+)
+@click.option(
+    "-j",
+    "--jobs",
+    type=click.IntRange(1, 64),
+    default=None,
+    help="Worker processes for many files (default: CPU count).",
+)
+@click.option("--no-cache", is_flag=True, help="Do not use the compiled rule cache.")
+@click.option("--debug", is_flag=True, help="Show tracebacks for internal errors.")
+def diagnose_command(
+    paths: tuple[str, ...],
+    fmt: str,
+    output: str,
+    rules_dirs: tuple[str, ...],
+    lang: str | None,
+    fail_on: str,
+    exit_zero: bool,
+    color: bool | None,
+    stdin_name: str,
+    engine: str,
+    jobs: int | None,
+    no_cache: bool,
+    debug: bool,
+) -> None:
+    """Diagnose log files, directories (CANN plog trees included) or stdin ('-')."""
+    rulebase = _load_rules(rules_dirs, use_cache=not no_cache)
+    targets = _resolve_paths(paths)
+    if color is None and os.environ.get("NO_COLOR"):
+        color = False
+    options = ScanOptions(
+        engine=engine,
+        jobs=jobs or cpu_count(),
+        stdin_name=stdin_name,
+        lang=lang or default_language(),
+    )
+    with byte_progress(_total_size(targets), enabled=fmt == "text" or output != "-") as progress:
+        report = diagnose(targets, rulebase, options, stdin=sys.stdin.buffer, progress=progress)
+    missing = _notify_inputs(report)
+    _write(report, fmt, output, color)
+    sys.exit(int(_exit_code(report, fail_on, exit_zero, missing)))
+
+
+def _register_subcommands() -> None:
+    """The other command groups live in their own modules and attach themselves to `cli`."""
+    from ascend_doctor import cli_rules  # noqa: F401
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+    """Entry point: one clear line instead of a traceback, quiet on a closed pipe, 130 on Ctrl-C."""
+    args = list(sys.argv[1:] if argv is None else argv)
+    _register_subcommands()
+    try:
+        cli.main(args=args, prog_name="ascend-doctor", standalone_mode=False)
+    except click.exceptions.Exit as exc:
+        sys.exit(exc.exit_code)
+    except click.ClickException as exc:
+        exc.show()
+        sys.exit(ExitCode.ERROR)
+    except click.exceptions.Abort:
+        click.echo("ascend-doctor: interrupted", err=True)
+        sys.exit(ExitCode.INTERRUPTED)
+    except KeyboardInterrupt:
+        click.echo("\nascend-doctor: interrupted", err=True)
+        sys.exit(ExitCode.INTERRUPTED)
+    except BrokenPipeError:
+        _silence_stdout()
+        sys.exit(ExitCode.CLEAN)
+    except AscendDoctorError as exc:
+        if "--debug" in args:
+            raise
+        click.echo(f"ascend-doctor: error: {exc}", err=True)
+        sys.exit(exc.exit_code)
+
+
+def _silence_stdout() -> None:
+    """After EPIPE, point stdout at /dev/null so the interpreter's final flush stays quiet."""
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, sys.stdout.fileno())

@@ -1,0 +1,127 @@
+"""`ascend-doctor rules list|show|test`: browse and self-test the rule base."""
+
+from __future__ import annotations
+
+import json
+import sys
+from dataclasses import asdict
+from typing import Any
+
+import click
+from rich.console import Console
+from rich.text import Text
+
+from ascend_doctor.cli import cli
+from ascend_doctor.config import LANGUAGES, default_language
+from ascend_doctor.errors import ConfigError, ExitCode
+from ascend_doctor.model import Rule
+from ascend_doctor.rulebase import load_rulebase
+from ascend_doctor.selfcheck import check_rules
+
+
+def rule_dict(rule: Rule) -> dict[str, Any]:
+    """A rule exactly as loaded, as plain JSON-able data."""
+    data = asdict(rule)
+    for key in ("severity", "confidence", "kind"):
+        data[key] = getattr(rule, key).value
+    data["source"] = {"path": data.pop("path"), "line": data.pop("line")}
+    return data
+
+
+@cli.group("rules")
+def rules_group() -> None:
+    """Browse and test the rule base (bundled rules plus any --rules DIR)."""
+
+
+@rules_group.command("list")
+@click.option("--rules", "rules_dirs", multiple=True, metavar="DIR", help="Also load the rules in DIR.")
+@click.option("-f", "--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
+@click.option("--category", default=None, help="Only rules of this category.")
+def rules_list(rules_dirs: tuple[str, ...], fmt: str, category: str | None) -> None:
+    """List every rule: id, category, severity and title (JSON: every field).
+
+    \b
+    Example:
+      ascend-doctor rules list --format json | jq '.[].id'
+    """
+    rules = [r for r in load_rulebase(rules_dirs).rules if category in (None, r.category)]
+    if fmt == "json":
+        click.echo(json.dumps([rule_dict(rule) for rule in rules], ensure_ascii=False, indent=2))
+        return
+    lang = default_language()
+    for rule in rules:
+        click.echo(f"{rule.id:<48} {rule.category:<30} {rule.severity.value:<8} {rule.title.get(lang)}")
+    click.echo(f"{len(rules)} rules", err=True)
+
+
+@rules_group.command("show")
+@click.argument("rule_id")
+@click.option("--rules", "rules_dirs", multiple=True, metavar="DIR", help="Also load the rules in DIR.")
+@click.option("--lang", type=click.Choice(LANGUAGES), default=None, help="Language (default: from LANG).")
+def rules_show(rule_id: str, rules_dirs: tuple[str, ...], lang: str | None) -> None:
+    """Show one rule, readable.
+
+    \b
+    Example:
+      ascend-doctor rules show memory.el0004-alloc-failed
+    """
+    rule = load_rulebase(rules_dirs).find(rule_id)
+    if rule is None:
+        raise ConfigError(f"no rule with id {rule_id!r} (see: ascend-doctor rules list)")
+    print_rule(rule, lang or default_language())
+
+
+def print_rule(rule: Rule, lang: str) -> None:
+    """The readable form of one rule, shared by `rules show` and `explain`."""
+    console = Console(markup=False, highlight=False, soft_wrap=not sys.stdout.isatty())
+    console.print(Text(f"{rule.id}: {rule.title.get(lang)}", style="bold"))
+    fields = [
+        ("category", rule.category),
+        ("severity", rule.severity.value),
+        ("confidence", rule.confidence.value),
+        ("kind", rule.kind.value),
+        ("codes", ", ".join(rule.codes)),
+        ("cause", rule.cause.get(lang)),
+        ("fix", rule.fix.get(lang)),
+    ]
+    for name, value in fields:
+        if value:
+            console.print(Text(f"  {name + ':':<12}{value}"))
+    for remedy in rule.env:
+        console.print(Text(f"  {'env:':<12}export {remedy.name}={remedy.value}   # {remedy.why.get(lang)}"))
+    for pattern in rule.patterns:
+        console.print(Text(f"  {'pattern:':<12}{pattern}"))
+    for source in rule.sources:
+        console.print(Text(f"  {'source:':<12}{source}"))
+    console.print(Text(f"  {'defined in:':<12}{rule.path}:{rule.line}", style="dim"))
+
+
+@rules_group.command("test")
+@click.argument("directory", required=False, metavar="[DIR]")
+@click.option(
+    "--engine",
+    type=click.Choice(["auto", "python", "hyperscan"]),
+    default="auto",
+    show_default=True,
+)
+def rules_test(directory: str | None, engine: str) -> None:
+    """Run every rule's match / no_match examples; exit 1 on any miss.
+
+    Without DIR the bundled rules are tested; with DIR only the rules in DIR.
+
+    \b
+    Example:
+      ascend-doctor rules test ./my-rules
+    """
+    rulebase = load_rulebase([directory] if directory else (), bundled=directory is None, use_cache=False)
+    result = check_rules(rulebase.rules, engine)
+    for problem in result.failures:
+        click.echo(f"FAIL {problem.rule_id}: {problem.kind}: {problem.detail}")
+    for problem in result.warnings:
+        click.echo(f"warning {problem.rule_id}: {problem.kind}: {problem.detail}", err=True)
+    status = "passed" if result.ok else "failed"
+    click.echo(
+        f"{result.examples - len(result.failures)} passed, {len(result.failures)} failed "
+        f"({result.rules} rules, {result.examples} examples): {status}"
+    )
+    sys.exit(ExitCode.CLEAN if result.ok else ExitCode.FOUND)

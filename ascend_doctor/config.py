@@ -1,0 +1,43 @@
+"""Settings from flags and environment: the only module that reads environment variables."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+
+LANGUAGES = ("en", "zh")
+
+
+def default_language(environ: Mapping[str, str] | None = None) -> str:
+    """`zh` when LC_ALL / LC_MESSAGES / LANG asks for Chinese, else `en`."""
+    env = os.environ if environ is None else environ
+    for name in ("LC_ALL", "LC_MESSAGES", "LANG"):
+        value = env.get(name, "")
+        if value:
+            return "zh" if value.lower().startswith("zh") else "en"
+    return "en"
+
+
+def default_log_places(environ: Mapping[str, str] | None = None) -> list[str]:
+    """Where CANN writes logs, most specific first: what `diagnose` scans when given nothing."""
+    env = os.environ if environ is None else environ
+    places = []
+    for name in ("ASCEND_PROCESS_LOG_PATH", "ASCEND_WORK_PATH"):
+        if env.get(name):
+            places.append(os.path.join(env[name], "log") if name == "ASCEND_WORK_PATH" else env[name])
+    home = env.get("HOME") or os.path.expanduser("~")
+    places += [os.path.join(home, "ascend", "log"), "/root/ascend/log", "/var/log/npu/slog"]
+    unique = list(dict.fromkeys(os.path.normpath(place) for place in places))
+    return [place for place in unique if os.path.isdir(place)]
+
+
+def in_github_actions(environ: Mapping[str, str] | None = None) -> bool:
+    env = os.environ if environ is None else environ
+    return env.get("GITHUB_ACTIONS") == "true"
+
+
+def cpu_count() -> int:
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except AttributeError:
+        return max(1, os.cpu_count() or 1)

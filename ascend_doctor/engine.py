@@ -1,0 +1,141 @@
+"""diagnose(): inputs and rules in, a ranked Report out. The only entry point the CLI uses."""
+
+from __future__ import annotations
+
+import multiprocessing
+import os
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import BinaryIO
+
+from ascend_doctor import __version__
+from ascend_doctor.matcher import Matcher
+from ascend_doctor.model import InputRecord, Match, Report
+from ascend_doctor.ranking import rank
+from ascend_doctor.rulebase import RuleBase
+from ascend_doctor.scanner import ScanResult, StreamScanner
+from ascend_doctor.sources import DECOMPRESS_ERRORS, InputItem, expand, open_input
+
+PARALLEL_MIN_BYTES = 16 * 1024 * 1024
+
+Progress = Callable[[int], None]
+
+
+@dataclass(frozen=True)
+class ScanOptions:
+    """How to scan: prefilter engine, worker processes, the label for stdin, report language."""
+
+    engine: str = "auto"
+    jobs: int = 1
+    stdin_name: str = "<stdin>"
+    lang: str = "en"
+
+
+def _scan_item(
+    matcher: Matcher,
+    item: InputItem,
+    index: int,
+    label: str,
+    stdin: BinaryIO | None,
+    progress: Progress | None,
+) -> tuple[InputRecord, list[Match]]:
+    if item.skip_reason:
+        return InputRecord(item.path, "skipped", item.skip_reason), []
+    opened, reason = open_input(item, stdin)
+    if opened is None:
+        return InputRecord(label, "skipped", reason), []
+    scanner = StreamScanner(matcher, label, index, progress)
+    notes: list[str] = [f"{opened.compression}-compressed"] if opened.compression else []
+    try:
+        result = scanner.scan(opened.stream, opened.first)
+    except DECOMPRESS_ERRORS as exc:
+        result = scanner.result
+        notes.append(f"stopped reading early: {exc}")
+    finally:
+        if not item.is_stdin:
+            opened.closer.close()
+    notes.extend(result.notes)
+    return InputRecord(label, "read", "", result.lines, result.size, tuple(notes)), result.matches
+
+
+_worker_matcher: Matcher | None = None
+
+
+def _worker_init(rulebase: RuleBase, engine: str) -> None:
+    global _worker_matcher
+    _worker_matcher = Matcher(rulebase.rules, engine)
+
+
+def _worker_scan(job: tuple[InputItem, int]) -> tuple[InputRecord, list[Match], dict[str, int]]:
+    assert _worker_matcher is not None
+    item, index = job
+    _worker_matcher.timeouts.clear()
+    record, matches = _scan_item(_worker_matcher, item, index, item.path, None, None)
+    return record, matches, dict(_worker_matcher.timeouts)
+
+
+def _parallel(items: Sequence[InputItem], rulebase: RuleBase, options: ScanOptions) -> bool:
+    if options.jobs < 2 or sum(1 for item in items if not item.skip_reason) < 2:
+        return False
+    if any(item.is_stdin for item in items):
+        return False
+    total = 0
+    for item in items:
+        if not item.skip_reason:
+            try:
+                total += os.path.getsize(item.path)
+            except OSError:
+                continue
+    return total >= PARALLEL_MIN_BYTES
+
+
+def _timeout_warnings(timeouts: dict[str, int]) -> list[str]:
+    return [
+        f"rule {rule_id}: pattern hit its time limit on {count} line(s); those lines were skipped for it"
+        for rule_id, count in sorted(timeouts.items())
+    ]
+
+
+def diagnose(
+    paths: Sequence[str],
+    rulebase: RuleBase,
+    options: ScanOptions = ScanOptions(),
+    *,
+    stdin: BinaryIO | None = None,
+    progress: Progress | None = None,
+) -> Report:
+    """Scan every input with every rule and rank what was found."""
+    items = expand(paths)
+    records: list[InputRecord] = []
+    matches: list[Match] = []
+    timeouts: dict[str, int] = {}
+    if _parallel(items, rulebase, options):
+        context = multiprocessing.get_context("fork" if hasattr(os, "fork") else "spawn")
+        jobs = min(options.jobs, len(items))
+        with context.Pool(jobs, _worker_init, (rulebase, options.engine)) as pool:
+            for record, found, slow in pool.imap(_worker_scan, [(it, i) for i, it in enumerate(items)]):
+                records.append(record)
+                matches.extend(found)
+                for rule_id, count in slow.items():
+                    timeouts[rule_id] = timeouts.get(rule_id, 0) + count
+                if progress is not None:
+                    progress(record.size)
+    else:
+        matcher = Matcher(rulebase.rules, options.engine)
+        for index, item in enumerate(items):
+            label = options.stdin_name if item.is_stdin else item.path
+            record, found = _scan_item(matcher, item, index, label, stdin, progress)
+            records.append(record)
+            matches.extend(found)
+        timeouts = matcher.timeouts
+    return Report(
+        findings=rank(matches, rulebase.rules),
+        inputs=tuple(records),
+        warnings=tuple(_timeout_warnings(timeouts)),
+        tool_version=__version__,
+        rule_count=len(rulebase.rules),
+        lang=options.lang,
+    )
+
+
+__all__ = ["ScanOptions", "ScanResult", "diagnose"]

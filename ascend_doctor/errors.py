@@ -1,0 +1,40 @@
+"""Exit codes and the errors that end a run with one clear line instead of a traceback."""
+
+from __future__ import annotations
+
+from enum import IntEnum
+
+
+class ExitCode(IntEnum):
+    """Process exit codes; documented in the README."""
+
+    CLEAN = 0
+    FOUND = 1
+    ERROR = 2
+    INTERRUPTED = 130
+
+
+class AscendDoctorError(Exception):
+    """An error the user can act on; printed as one `ascend-doctor: error: ...` line."""
+
+    exit_code = ExitCode.ERROR
+
+
+class ConfigError(AscendDoctorError):
+    """Bad flags, environment or configuration file."""
+
+
+class RuleError(AscendDoctorError):
+    """A rule file that cannot be loaded: bad YAML, unknown key, bad regex, duplicate id."""
+
+    def __init__(self, path: str, line: int, message: str, rule_id: str = "") -> None:
+        where = f"{path}:{line}" if line else path
+        rule = f" rule {rule_id}:" if rule_id else ""
+        super().__init__(f"{where}:{rule} {message}")
+        self.path = path
+        self.line = line
+        self.rule_id = rule_id
+
+
+class InputError(AscendDoctorError):
+    """An input that cannot be diagnosed at all (for example every path is missing)."""

@@ -1,0 +1,148 @@
+"""One raw log line -> the clean text segments rules see, plus its rank, time and plog level."""
+
+from __future__ import annotations
+
+import calendar
+import json
+import re
+from typing import Any
+
+ANSI_BYTES = re.compile(rb"\x1b(?:\[[0-?]*[ -/]*[@-~]|\][^\x07\x1b]*(?:\x07|\x1b\\)|[@-Z\\-_])")
+ANSI = re.compile(r"\x1b(?:\[[0-?]*[ -/]*[@-~]|\][^\x07\x1b]*(?:\x07|\x1b\\)|[@-Z\\-_])")
+_PREFIX = re.compile(
+    r"""^\s*(?:
+        \[(?:rank|default)\s*(?P<r1>\d+)\]:\s?        # [rank3]: [rank 3]: [default3]:
+      | rank\s*(?P<r2>\d+):\s                        # rank3: (torchrun)
+      | \((?:VllmWorkerProcess|EngineCore\w*|RayWorkerWrapper|Worker\w*)\s+pid=\d+\)\s*
+      | (?:INFO|WARNING|ERROR|DEBUG|CRITICAL)\s\d\d-\d\d\s\d\d:\d\d:\d\d(?:\.\d+)?\s\[[^\]]*\]\s
+    )""",
+    re.VERBOSE,
+)
+_RANK_IN_LINE = re.compile(r"RankID:\s?(\d+)\)|\[Rank\s?(\d+)\]|\brank\[(\d+)\]")
+_RANK_IN_PATH = re.compile(r"(?:rank|worker|node|device)[_-]?(\d+)", re.IGNORECASE)
+_TIME = re.compile(
+    r"(?P<y>20\d\d)-(?P<mo>\d\d)-(?P<d>\d\d)[ T-](?P<h>\d\d):(?P<mi>\d\d):(?P<s>\d\d)"
+    r"(?:[.,](?P<ms>\d{1,6}))?(?:\.(?P<us>\d{3}))?"
+)
+_PLOG = re.compile(
+    r"^\[(?P<level>ERROR|WARNING|INFO|DEBUG|EVENT|TRACE)\]\s+(?P<module>[A-Z][\w-]*)\(\d+,[^)]*\):"
+)
+_PLOG_MATCHED_LEVELS = frozenset({"ERROR", "WARNING"})
+MAX_SEGMENT = 16 * 1024
+
+
+def decode(raw: bytes) -> str:
+    """UTF-8, then GB18030 (common on Chinese servers), then UTF-8 with replacement."""
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError:
+        pass
+    try:
+        return raw.decode("gb18030")
+    except UnicodeDecodeError:
+        return raw.decode("utf-8", errors="replace")
+
+
+def strip_prefixes(text: str) -> tuple[str, int | None]:
+    """Remove rank / worker prefixes (repeatedly); return the text and the rank they named."""
+    rank: int | None = None
+    while True:
+        match = _PREFIX.match(text)
+        if not match or match.end() == 0:
+            return text, rank
+        number = match.group("r1") or match.group("r2")
+        if number is not None and rank is None:
+            rank = int(number)
+        text = text[match.end() :]
+
+
+def _json_strings(value: Any, out: list[str]) -> None:
+    if isinstance(value, str):
+        out.append(value)
+    elif isinstance(value, dict):
+        for item in value.values():
+            _json_strings(item, out)
+    elif isinstance(value, list):
+        for item in value:
+            _json_strings(item, out)
+
+
+def _expand_json(text: str) -> list[str]:
+    """A JSON log record holding a whole traceback becomes its text lines."""
+    stripped = text.strip()
+    if not (stripped.startswith("{") and stripped.endswith("}")):
+        return [text]
+    try:
+        record = json.loads(stripped)
+    except ValueError:
+        return [text]
+    strings: list[str] = []
+    _json_strings(record, strings)
+    return [line for string in strings for line in string.splitlines()] or [text]
+
+
+def segments(line: str) -> list[tuple[str, int | None]]:
+    """The clean pieces of one physical line, each with the rank its prefix named: split at `\\r`
+    and inside JSON records; no ANSI, rank prefix or BOM; at most MAX_SEGMENT characters each."""
+    if "\x1b" in line:
+        line = ANSI.sub("", line)
+    pieces: list[tuple[str, int | None]] = []
+    for part in line.replace("\ufeff", "").split("\r"):
+        if not part.strip():
+            continue
+        for piece in _expand_json(part):
+            clean, rank = strip_prefixes(piece)
+            clean = clean.strip()
+            if clean:
+                pieces.append((clean[:MAX_SEGMENT], rank))
+    return pieces
+
+
+def rank_in_text(line: str) -> int | None:
+    """The rank a message names, as torch_npu's `RankID:N` or `[Rank N]`."""
+    match = _RANK_IN_LINE.search(line)
+    if match:
+        number = next(group for group in match.groups() if group is not None)
+        value = int(number)
+        return value if value < 1_000_000 else None
+    return None
+
+
+def rank_of_path(path: str) -> int | None:
+    """The rank a file name suggests (`rank5.log`, `worker-3.log`, `device-2/...`)."""
+    matches = _RANK_IN_PATH.findall(path)
+    return int(matches[-1]) if matches else None
+
+
+def timestamp_of(line: str) -> float | None:
+    """Seconds since the epoch of the first date-time in the line (as UTC), or None."""
+    match = _TIME.search(line)
+    if not match:
+        return None
+    try:
+        seconds = calendar.timegm(
+            (
+                int(match["y"]),
+                int(match["mo"]),
+                int(match["d"]),
+                int(match["h"]),
+                int(match["mi"]),
+                int(match["s"]),
+                0,
+                0,
+                0,
+            )
+        )
+    except (ValueError, OverflowError):
+        return None
+    fraction = match["ms"] or ""
+    value = float(seconds) + (float("0." + fraction) if fraction else 0.0)
+    if match["us"]:
+        value += int(match["us"]) / 1e6
+    return value
+
+
+def skipped_plog_level(line: str) -> bool:
+    """True for CANN plog lines below WARNING (INFO, DEBUG, EVENT, TRACE): never matched."""
+    match = _PLOG.match(line)
+    return bool(match) and match["level"] not in _PLOG_MATCHED_LEVELS

@@ -1,0 +1,92 @@
+"""Required literals of a regex: text every match must contain, for the prefilter.
+
+The prefilter finds candidate lines by these literals; the full pattern then runs only there.
+A pattern yields either one literal, or one literal per branch of an alternation, or nothing
+(then the pattern must run on every line, and `rules test` says so).
+"""
+
+from __future__ import annotations
+
+import re
+import warnings
+from dataclasses import dataclass
+from typing import Any
+
+with warnings.catch_warnings():
+    warnings.simplefilter("ignore", DeprecationWarning)
+    try:
+        import re._parser as sre_parse  # type: ignore[import-not-found]
+        from re import _constants as sre_constants  # type: ignore[attr-defined]
+    except ImportError:  # Python < 3.11
+        import sre_constants  # type: ignore[no-redef]
+        import sre_parse  # type: ignore[no-redef]
+
+MIN_LITERAL = 3
+# These characters are escaped in JSON-encoded logs; a literal never spans them.
+_BREAKS = frozenset('"\\')
+
+
+@dataclass(frozen=True)
+class Literal:
+    text: str
+    ignore_case: bool
+
+
+_Alternatives = tuple[Literal, ...]
+
+
+def required_literals(pattern: str) -> _Alternatives | None:
+    """Literals one of which is in every match of `pattern`, or None if there is no usable set."""
+    try:
+        parsed = sre_parse.parse(pattern)
+    except (re.error, RecursionError, OverflowError, ValueError):
+        return None
+    ignore_case = bool(parsed.state.flags & re.IGNORECASE)
+    return _best(_sequence(list(parsed), ignore_case))
+
+
+def _score(alternatives: _Alternatives) -> int:
+    return min(len(literal.text) for literal in alternatives)
+
+
+def _best(candidates: list[_Alternatives]) -> _Alternatives | None:
+    usable = [alt for alt in candidates if alt and _score(alt) >= MIN_LITERAL]
+    if not usable:
+        return None
+    return max(usable, key=lambda alt: (_score(alt), -len(alt)))
+
+
+def _sequence(items: list[tuple[Any, Any]], ignore_case: bool) -> list[_Alternatives]:
+    """Candidate literal sets from a sequence of regex items (each required in every match)."""
+    candidates: list[_Alternatives] = []
+    run: list[str] = []
+
+    def close_run() -> None:
+        if run:
+            candidates.append((Literal("".join(run), ignore_case),))
+            run.clear()
+
+    for op, av in items:
+        if op is sre_constants.LITERAL and chr(av) not in _BREAKS:
+            run.append(chr(av))
+            continue
+        close_run()
+        candidates.extend(_item(op, av, ignore_case))
+    close_run()
+    return candidates
+
+
+def _item(op: Any, av: Any, ignore_case: bool) -> list[_Alternatives]:
+    if op is sre_constants.SUBPATTERN:
+        add_flags, del_flags = av[1], av[2]
+        scoped = (ignore_case or bool(add_flags & re.IGNORECASE)) and not (del_flags & re.IGNORECASE)
+        return _sequence(list(av[3]), scoped)
+    if op in (sre_constants.MAX_REPEAT, sre_constants.MIN_REPEAT) and av[0] >= 1:
+        return _sequence(list(av[2]), ignore_case)
+    if op is sre_constants.BRANCH:
+        branches = [_best(_sequence(list(branch), ignore_case)) for branch in av[1]]
+        if all(branches):
+            return [tuple(lit for branch in branches if branch for lit in branch)]
+    if op is sre_constants.IN and len(av) == 1 and av[0][0] is sre_constants.LITERAL:
+        return []
+    return []

@@ -1,0 +1,81 @@
+"""The versioned JSON document (`--format json`)."""
+
+from __future__ import annotations
+
+import json
+from typing import Any, TextIO
+
+from ascend_doctor.model import Evidence, Finding, InputRecord, Report
+from ascend_doctor.render.base import spread, verdict
+
+SCHEMA_VERSION = 1
+
+
+def evidence_dict(evidence: Evidence) -> dict[str, Any]:
+    item: dict[str, Any] = {"path": evidence.path, "line": evidence.line, "text": evidence.text}
+    if evidence.rank is not None:
+        item["rank"] = evidence.rank
+    if evidence.timestamp is not None:
+        item["timestamp"] = evidence.timestamp
+    if evidence.captures:
+        item["captures"] = dict(evidence.captures)
+    return item
+
+
+def finding_dict(finding: Finding, position: int, lang: str) -> dict[str, Any]:
+    rule = finding.rule
+    return {
+        "rank": position,
+        "rule_id": rule.id,
+        "category": rule.category,
+        "severity": rule.severity.value,
+        "kind": rule.kind.value,
+        "role": finding.role,
+        "related_to": finding.related_to,
+        "title": rule.title.get(lang),
+        "cause": rule.cause.get(lang),
+        "fix": rule.fix.get(lang),
+        "env": [{"name": e.name, "value": e.value, "why": e.why.get(lang)} for e in rule.env],
+        "confidence": finding.confidence,
+        "count": finding.count,
+        "paths": list(finding.paths),
+        "ranks": list(finding.ranks),
+        "fingerprint": finding.fingerprint,
+        "evidence": [evidence_dict(evidence) for evidence in finding.evidence],
+    }
+
+
+def input_dict(record: InputRecord) -> dict[str, Any]:
+    item: dict[str, Any] = {"path": record.path, "status": record.status}
+    if record.skipped:
+        item["reason"] = record.reason
+    else:
+        item["lines"] = record.lines
+        item["bytes"] = record.size
+    if record.notes:
+        item["notes"] = list(record.notes)
+    return item
+
+
+def report_dict(report: Report) -> dict[str, Any]:
+    return {
+        "schema_version": SCHEMA_VERSION,
+        "tool": {"name": "ascend-doctor", "version": report.tool_version},
+        "verdict": verdict(report),
+        "spread": spread(report),
+        "rules": report.rule_count,
+        "inputs": [input_dict(record) for record in report.inputs],
+        "warnings": list(report.warnings),
+        "findings": [
+            finding_dict(finding, position, report.lang)
+            for position, finding in enumerate(report.findings, start=1)
+        ],
+    }
+
+
+class JsonRenderer:
+    name = "json"
+
+    def render(self, report: Report, stream: TextIO) -> None:
+        json.dump(report_dict(report), stream, ensure_ascii=False, indent=2)
+        stream.write("\n")

@@ -1,0 +1,150 @@
+"""Load the bundled rules and any `--rules` directories, validated, with no duplicate ids."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import pickle
+import sys
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import yaml
+
+from ascend_doctor import __version__
+from ascend_doctor.errors import RuleError
+from ascend_doctor.model import Rule
+from ascend_doctor.schema import parse_rule
+from ascend_doctor.yamlfile import error_line, load_yaml
+
+RULE_SUFFIXES = (".yaml", ".yml")
+MAX_RULE_FILE = 4 * 1024 * 1024
+
+
+@dataclass(frozen=True)
+class RuleBase:
+    """All loaded rules, in load order, with a lookup by id and alias."""
+
+    rules: tuple[Rule, ...]
+    files: tuple[str, ...]
+
+    def find(self, rule_id: str) -> Rule | None:
+        for rule in self.rules:
+            if rule.id == rule_id or rule_id in rule.aliases:
+                return rule
+        return None
+
+
+def bundled_rules_dir() -> Path:
+    """The rules shipped in the wheel, or `rules/` beside the package in a source checkout."""
+    package = Path(__file__).resolve().parent
+    installed = package / "rules"
+    return installed if installed.is_dir() else package.parent / "rules"
+
+
+def rule_files(directory: Path) -> list[Path]:
+    """The rule files of one directory (or a single file), sorted."""
+    if directory.is_file():
+        return [directory]
+    if not directory.is_dir():
+        raise RuleError(str(directory), 0, "rules directory not found")
+    return sorted(p for p in directory.iterdir() if p.suffix in RULE_SUFFIXES and p.is_file())
+
+
+def load_file(path: Path) -> list[Rule]:
+    """Parse and validate one rule file."""
+    label = str(path)
+    try:
+        if path.stat().st_size > MAX_RULE_FILE:
+            raise RuleError(label, 0, f"rule file is larger than {MAX_RULE_FILE // 1024**2} MiB")
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise RuleError(label, 0, f"cannot read rule file: {exc}") from None
+    try:
+        document = load_yaml(text)
+    except yaml.YAMLError as exc:
+        problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
+        raise RuleError(label, error_line(exc), f"invalid YAML: {problem}") from None
+    except RecursionError:
+        raise RuleError(label, 0, "invalid YAML: nested too deeply") from None
+    if document is None:
+        return []
+    if not isinstance(document, dict) or set(document) != {"rules"}:
+        raise RuleError(label, 1, "a rule file is a mapping with one key, 'rules'")
+    if not isinstance(document["rules"], list):
+        raise RuleError(label, getattr(document, "line", 1), "'rules' must be a list")
+    return [parse_rule(raw, label) for raw in document["rules"]]
+
+
+def _merge(files: Iterable[Path]) -> RuleBase:
+    rules: list[Rule] = []
+    seen: dict[str, Rule] = {}
+    loaded: list[str] = []
+    for path in files:
+        loaded.append(str(path))
+        for rule in load_file(path):
+            for key in (rule.id, *rule.aliases):
+                if key in seen:
+                    first = seen[key]
+                    raise RuleError(
+                        rule.path,
+                        rule.line,
+                        f"duplicate id (first defined at {first.path}:{first.line})",
+                        key,
+                    )
+                seen[key] = rule
+            rules.append(rule)
+    return RuleBase(rules=tuple(rules), files=tuple(loaded))
+
+
+def _cache_path(files: Sequence[Path]) -> Path | None:
+    digest = hashlib.sha256(f"{__version__}|{sys.version}|{yaml.__version__}".encode())
+    for path in files:
+        try:
+            stat = path.stat()
+        except OSError:
+            return None
+        digest.update(f"|{path.resolve()}|{stat.st_mtime_ns}|{stat.st_size}".encode())
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return Path(base) / "ascend-doctor" / f"rules-{digest.hexdigest()[:24]}.pickle"
+
+
+def _read_cache(path: Path) -> RuleBase | None:
+    try:
+        with path.open("rb") as handle:
+            cached = pickle.load(handle)
+    except Exception:  # a missing, stale or corrupt cache is simply rebuilt
+        return None
+    return cached if isinstance(cached, RuleBase) else None
+
+
+def _write_cache(path: Path, rulebase: RuleBase) -> None:
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        temporary = path.with_suffix(f".{os.getpid()}.tmp")
+        with temporary.open("wb") as handle:
+            pickle.dump(rulebase, handle, protocol=pickle.HIGHEST_PROTOCOL)
+        os.replace(temporary, path)
+    except OSError:
+        return  # a read-only home only costs start-up time
+
+
+def load_rulebase(
+    extra_dirs: Sequence[str] = (), *, bundled: bool = True, use_cache: bool = True
+) -> RuleBase:
+    """The bundled rules (unless `bundled` is False) plus every rule file in `extra_dirs`."""
+    files: list[Path] = []
+    if bundled:
+        files.extend(rule_files(bundled_rules_dir()))
+    for directory in extra_dirs:
+        files.extend(rule_files(Path(directory)))
+    cache = _cache_path(files) if use_cache else None
+    if cache is not None:
+        cached = _read_cache(cache)
+        if cached is not None:
+            return cached
+    rulebase = _merge(files)
+    if cache is not None:
+        _write_cache(cache, rulebase)
+    return rulebase

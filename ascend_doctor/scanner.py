@@ -1,0 +1,145 @@
+"""Scan one byte stream: large chunks, prefilter per block, decode and match only candidate lines.
+
+Memory stays bounded whatever the input: blocks are at most CHUNK plus one line, and a line
+longer than MAX_LINE is matched in windows of MAX_LINE (the rest of it is said, not dropped).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import BinaryIO
+
+from ascend_doctor import events
+from ascend_doctor.matcher import Matcher
+from ascend_doctor.model import Evidence, Match
+
+CHUNK = 1024 * 1024
+MAX_LINE = 1024 * 1024
+WINDOW_OVERLAP = 4096
+MAX_CONTINUATION = 512
+MAX_EVIDENCE_TEXT = 1000
+WINDOW = 8 * 1024
+
+
+@dataclass
+class ScanResult:
+    """What one input yielded."""
+
+    matches: list[Match] = field(default_factory=list)
+    lines: int = 0
+    size: int = 0
+    notes: list[str] = field(default_factory=list)
+
+
+class StreamScanner:
+    """Scans one input; `line` numbers are 1-based and count `\\n` only."""
+
+    def __init__(
+        self,
+        matcher: Matcher,
+        label: str,
+        input_index: int,
+        progress: Callable[[int], None] | None = None,
+    ) -> None:
+        self.matcher = matcher
+        self.label = label
+        self.input_index = input_index
+        self.progress = progress
+        self.result = ScanResult()
+        self.path_rank = events.rank_of_path(label)
+        self._seen: set[tuple[int, int]] = set()
+        self._long_lines = 0
+
+    def scan(self, stream: BinaryIO, first: bytes = b"") -> ScanResult:
+        pending = first
+        newlines = 0
+        while True:
+            data = stream.read(CHUNK)
+            self.result.size += len(data)
+            if self.progress is not None and data:
+                self.progress(len(data))
+            if not data:
+                break
+            pending = pending + data if pending else data
+            cut = pending.rfind(b"\n")
+            if cut < 0:
+                if len(pending) > MAX_LINE:
+                    pending = self._long_fragment(pending, newlines)
+                continue
+            block, pending = pending[: cut + 1], pending[cut + 1 :]
+            self._block(block, newlines)
+            newlines += block.count(b"\n")
+        self.result.size += len(first)
+        if pending:
+            self._block(pending, newlines)
+            newlines += pending.count(b"\n") + (0 if pending.endswith(b"\n") else 1)
+        self.result.lines = newlines
+        if self._long_lines:
+            self.result.notes.append(
+                f"{self._long_lines} very long line part(s) were matched only around rule keywords"
+            )
+        return self.result
+
+    def _long_fragment(self, fragment: bytes, newlines: int) -> bytes:
+        """Match the part of an over-long line read so far; keep a tail so literals are not cut."""
+        self._block(fragment, newlines)
+        return fragment[-WINDOW_OVERLAP:]
+
+    def _block(self, block: bytes, newlines: int) -> None:
+        if b"\x1b" in block:
+            block = events.ANSI_BYTES.sub(b"", block)
+        counted_to = 0
+        line_number = newlines + 1
+        for start, end in self.matcher.prefilter.spans(block):
+            line_number += block.count(b"\n", counted_to, start)
+            counted_to = start
+            continuation = b""
+            if end < len(block):
+                following = block.find(b"\n", end + 1)
+                continuation = block[end + 1 : following if following >= 0 else len(block)]
+            if end - start <= events.MAX_SEGMENT:
+                self._line(block[start:end], line_number, continuation[:MAX_CONTINUATION])
+                continue
+            for window_start, window_end in self._windows(block, start, end):
+                self._line(block[window_start:window_end], line_number, b"")
+
+    def _windows(self, block: bytes, start: int, end: int) -> list[tuple[int, int]]:
+        """Windows around the literal hits of one very long line, merged where they overlap."""
+        self._long_lines += 1
+        windows: list[tuple[int, int]] = []
+        for hit in self.matcher.prefilter.hits(block, start, end):
+            low, high = max(start, hit - WINDOW), min(end, hit + WINDOW)
+            if windows and low <= windows[-1][1]:
+                windows[-1] = (windows[-1][0], high)
+            else:
+                windows.append((low, high))
+        return windows
+
+    def _line(self, raw: bytes, line_number: int, continuation_raw: bytes) -> None:
+        text = events.decode(raw[:MAX_LINE])
+        if events.skipped_plog_level(text):
+            return
+        pieces = events.segments(text)
+        continuation = ""
+        if continuation_raw and pieces:
+            following = events.segments(events.decode(continuation_raw))
+            continuation = following[0][0] if following else ""
+        for position, (piece, prefix_rank) in enumerate(pieces):
+            wrap = continuation if position == len(pieces) - 1 else ""
+            for hit in self.matcher.match(piece, wrap):
+                key = (hit.rule_index, line_number)
+                if key in self._seen:
+                    continue
+                self._seen.add(key)
+                rank = prefix_rank if prefix_rank is not None else events.rank_in_text(piece)
+                evidence = Evidence(
+                    path=self.label,
+                    line=line_number,
+                    text=piece[:MAX_EVIDENCE_TEXT],
+                    rank=rank if rank is not None else self.path_rank,
+                    timestamp=events.timestamp_of(text),
+                    captures=hit.captures,
+                )
+                rule_id = self.matcher.rules[hit.rule_index].id
+                self.result.matches.append(Match(rule_id, hit.pattern_index, evidence, self.input_index))

@@ -1,0 +1,79 @@
+"""Run every rule's own examples through the real matching path (prefilter included)."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+from io import BytesIO
+
+from ascend_doctor.literals import required_literals
+from ascend_doctor.matcher import Matcher
+from ascend_doctor.model import Rule
+from ascend_doctor.scanner import StreamScanner
+
+SLOW_EXAMPLE_SECONDS = 0.01
+
+
+@dataclass(frozen=True)
+class Problem:
+    """One failed example (`missed` / `unexpected`) or a warning (`no-literal` / `slow`)."""
+
+    rule_id: str
+    kind: str
+    detail: str
+
+
+@dataclass(frozen=True)
+class SelfCheck:
+    rules: int
+    examples: int
+    failures: tuple[Problem, ...]
+    warnings: tuple[Problem, ...]
+
+    @property
+    def ok(self) -> bool:
+        return not self.failures
+
+
+def _fired(matcher: Matcher, rule_id: str, line: str) -> bool:
+    scanner = StreamScanner(matcher, "<example>", 0)
+    result = scanner.scan(BytesIO(line.encode("utf-8")))
+    return any(match.rule_id == rule_id for match in result.matches)
+
+
+def _literal_warnings(rule: Rule) -> list[Problem]:
+    return [
+        Problem(
+            rule.id,
+            "no-literal",
+            f"patterns[{index}] has no required literal: it runs on every line",
+        )
+        for index, pattern in enumerate(rule.patterns)
+        if not required_literals(pattern)
+    ]
+
+
+def check_rules(rules: Sequence[Rule], engine: str = "auto") -> SelfCheck:
+    """Every `match` example must fire its rule and no `no_match` example may."""
+    matcher = Matcher(rules, engine)
+    failures: list[Problem] = []
+    warnings: list[Problem] = []
+    examples = 0
+    for rule in rules:
+        warnings.extend(_literal_warnings(rule))
+        cases = [(line, True) for line in rule.examples.match]
+        cases += [(line, False) for line in rule.examples.no_match]
+        for index, (line, expected) in enumerate(cases):
+            examples += 1
+            started = time.perf_counter()
+            fired = _fired(matcher, rule.id, line)
+            elapsed = time.perf_counter() - started
+            if fired != expected:
+                kind = "missed" if expected else "unexpected"
+                label = "match" if expected else "no_match"
+                position = index if expected else index - len(rule.examples.match)
+                failures.append(Problem(rule.id, kind, f"{label}[{position}]: {line}"))
+            if elapsed > SLOW_EXAMPLE_SECONDS:
+                warnings.append(Problem(rule.id, "slow", f"{elapsed * 1000:.0f} ms on: {line[:80]}"))
+    return SelfCheck(len(rules), examples, tuple(failures), tuple(warnings))

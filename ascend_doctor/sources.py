@@ -1,0 +1,142 @@
+"""Inputs: expand paths and directories, open files and stdin, undo compression, refuse binaries."""
+
+from __future__ import annotations
+
+import bz2
+import gzip
+import io
+import lzma
+import os
+import stat
+import zlib
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from typing import Any, BinaryIO
+
+STDIN = "-"
+SNIFF = 8192
+DECOMPRESS_ERRORS = (OSError, EOFError, lzma.LZMAError, zlib.error, ValueError)
+
+
+@dataclass(frozen=True)
+class InputItem:
+    """One thing to read: a file or stdin, or something skipped with the reason why."""
+
+    path: str
+    explicit: bool
+    skip_reason: str = ""
+
+    @property
+    def is_stdin(self) -> bool:
+        return self.path == STDIN
+
+
+def _classify(path: str, explicit: bool) -> str | None:
+    """Why a file cannot be read, or None if it can."""
+    try:
+        info = os.stat(path) if explicit else os.lstat(path)
+    except FileNotFoundError:
+        return "broken symbolic link" if os.path.islink(path) else "no such file or directory"
+    except OSError as exc:
+        return f"cannot stat: {exc.strerror or exc}"
+    if stat.S_ISLNK(info.st_mode):
+        return None if os.path.exists(path) and not os.path.isdir(path) else "broken symbolic link"
+    if stat.S_ISFIFO(info.st_mode) and explicit:
+        return None
+    if not stat.S_ISREG(info.st_mode):
+        return "not a regular file (FIFO, device or socket)"
+    if info.st_size == 0:
+        return "empty file"
+    if not os.access(path, os.R_OK):
+        return "permission denied"
+    return None
+
+
+def _walk(directory: str) -> Iterator[InputItem]:
+    """Every file below `directory`, sorted, without following symbolic links to directories."""
+    for root, dirs, files in os.walk(directory, followlinks=False, onerror=None):
+        dirs.sort()
+        for name in sorted(files + [d for d in dirs if os.path.islink(os.path.join(root, d))]):
+            path = os.path.join(root, name)
+            if os.path.islink(path) and os.path.isdir(path):
+                yield InputItem(path, False, "symbolic link to a directory (not followed)")
+                continue
+            reason = _classify(path, explicit=False)
+            yield InputItem(path, False, reason or "")
+
+
+def expand(paths: Sequence[str]) -> list[InputItem]:
+    """The inputs named on the command line, directories walked, in a stable order."""
+    items: list[InputItem] = []
+    for path in paths:
+        if path == STDIN:
+            items.append(InputItem(STDIN, True))
+        elif os.path.isdir(path):
+            items.extend(_walk(path))
+        else:
+            items.append(InputItem(path, True, _classify(path, explicit=True) or ""))
+    return items
+
+
+def _decompressor(stream: Any, head: bytes) -> tuple[BinaryIO | None, str]:
+    """Wrap `stream` by its magic bytes; returns (stream, compression name or skip reason)."""
+    if head.startswith(b"\x1f\x8b"):
+        return gzip.GzipFile(fileobj=stream), "gzip"  # type: ignore[return-value]
+    if head.startswith(b"BZh"):
+        return bz2.BZ2File(stream), "bzip2"  # type: ignore[return-value]
+    if head.startswith(b"\xfd7zXZ\x00"):
+        return lzma.LZMAFile(stream), "xz"  # type: ignore[return-value]
+    if head.startswith(b"\x28\xb5\x2f\xfd"):
+        try:
+            import zstandard
+        except ImportError:
+            return None, "zstd-compressed (install the 'zstandard' package to read it)"
+        return zstandard.ZstdDecompressor().stream_reader(stream), "zstd"
+    return stream, ""
+
+
+@dataclass
+class OpenedInput:
+    """An open input: the (decompressed) stream, the bytes already sniffed, and notes."""
+
+    stream: BinaryIO
+    first: bytes
+    compression: str
+    closer: Any
+
+
+def open_input(item: InputItem, stdin: BinaryIO | None = None) -> tuple[OpenedInput | None, str]:
+    """Open an input for scanning; (None, reason) when it must be skipped."""
+    raw: Any
+    if item.is_stdin:
+        raw = stdin if stdin is not None else io.BufferedReader(io.FileIO(0, closefd=False))
+    else:
+        try:
+            raw = open(item.path, "rb")  # noqa: SIM115 - closed by the engine after the scan
+        except OSError as exc:
+            return None, f"cannot open: {exc.strerror or exc}"
+    if not hasattr(raw, "peek"):
+        raw = io.BufferedReader(raw)
+    try:
+        head = raw.peek(8)[:8]
+        stream, compression = _decompressor(raw, head)
+        if stream is None:
+            raw.close()
+            return None, compression
+        first = stream.read(SNIFF)
+    except DECOMPRESS_ERRORS as exc:
+        raw.close()
+        return None, f"cannot read: {exc}"
+    reason = _binary_reason(first)
+    if reason:
+        raw.close()
+        return None, reason
+    return OpenedInput(stream, first, compression, raw), ""
+
+
+def _binary_reason(first: bytes) -> str:
+    if first.startswith((b"\xff\xfe", b"\xfe\xff")):
+        return "UTF-16 text (convert it with: iconv -f UTF-16 -t UTF-8)"
+    if b"\x00" in first:
+        return "binary file (contains NUL bytes)"
+    return ""

@@ -1,0 +1,58 @@
+"""Safe YAML loading for rule files: line numbers kept, aliases and duplicate keys refused."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import yaml
+
+try:
+    _Base: type = yaml.CSafeLoader
+except AttributeError:  # PyYAML built without libyaml
+    _Base = yaml.SafeLoader
+
+
+class LineDict(dict):  # type: ignore[type-arg]
+    """A mapping that remembers the 1-based line it started on."""
+
+    line: int = 0
+
+
+class _RuleFileLoader(_Base):  # type: ignore[misc,valid-type]
+    """Safe loader: no Python tags, no aliases (no alias bombs), no silently repeated keys."""
+
+    def construct_object(self, node: yaml.Node, deep: bool = False) -> Any:
+        if node in self.constructed_objects:
+            raise yaml.constructor.ConstructorError(
+                None, None, "aliases (*name) are not allowed in rule files", node.start_mark
+            )
+        return super().construct_object(node, deep=deep)
+
+
+def _construct_mapping(loader: _RuleFileLoader, node: yaml.MappingNode) -> Any:
+    data = LineDict()
+    data.line = node.start_mark.line + 1
+    yield data
+    seen: set[Any] = set()
+    for key_node, _ in node.value:
+        key = key_node.value if isinstance(key_node, yaml.ScalarNode) else id(key_node)
+        if key in seen:
+            raise yaml.constructor.ConstructorError(
+                None, None, f"key {key!r} appears twice", key_node.start_mark
+            )
+        seen.add(key)
+    data.update(loader.construct_mapping(node))
+
+
+_RuleFileLoader.add_constructor("tag:yaml.org,2002:map", _construct_mapping)
+
+
+def load_yaml(text: str) -> Any:
+    """Parse YAML text; raises yaml.YAMLError (with a mark) on anything unsafe or malformed."""
+    return yaml.load(text, Loader=_RuleFileLoader)
+
+
+def error_line(exc: yaml.YAMLError) -> int:
+    """The 1-based line a YAML error points at, or 0."""
+    mark = getattr(exc, "problem_mark", None) or getattr(exc, "context_mark", None)
+    return mark.line + 1 if mark is not None else 0
