@@ -20,6 +20,7 @@ from ascend_doctor.rulebase import RuleBase, load_rulebase
 from ascend_doctor.sources import STDIN
 
 FAIL_ON = ("error", "warning", "info", "never")
+DEBUG_KEY = "ascend_doctor.debug"
 MAX_SKIP_NOTICES = 20
 DIAGNOSE_EPILOG = """\b
 Examples:
@@ -44,6 +45,22 @@ class _DefaultsToDiagnose(click.Group):
         elif not args and not sys.stdin.isatty():
             args = ["diagnose", STDIN]
         return super().parse_args(ctx, args)
+
+    def invoke(self, ctx: click.Context) -> Any:
+        """One clear line instead of a traceback; 130 on Ctrl-C; quiet on a closed pipe."""
+        try:
+            return super().invoke(ctx)
+        except AscendDoctorError as exc:
+            if ctx.meta.get(DEBUG_KEY):
+                raise
+            click.echo(f"ascend-doctor: error: {exc}", err=True)
+            ctx.exit(int(exc.exit_code))
+        except KeyboardInterrupt:
+            click.echo("\nascend-doctor: interrupted", err=True)
+            ctx.exit(int(ExitCode.INTERRUPTED))
+        except BrokenPipeError:
+            silence_stdout()
+            ctx.exit(int(ExitCode.CLEAN))
 
 
 @click.group(cls=_DefaultsToDiagnose, context_settings={"help_option_names": ["-h", "--help"]})
@@ -95,6 +112,17 @@ def _notify_inputs(report: Report) -> bool:
     for warning in report.warnings:
         click.echo(f"ascend-doctor: warning: {warning}", err=True)
     return any(r.reason == "no such file or directory" for r in skipped)
+
+
+def _require_something_read(report: Report) -> None:
+    """Nothing readable at all is an input error, not an empty report."""
+    if any(not record.skipped for record in report.inputs):
+        return
+    if len(report.inputs) == 1:
+        record = report.inputs[0]
+        raise InputError(f"cannot read {record.path}: {record.reason}")
+    _notify_inputs(report)
+    raise InputError(f"nothing to read: all {len(report.inputs)} input(s) were skipped")
 
 
 def _resolve_paths(paths: Sequence[str]) -> list[str]:
@@ -227,6 +255,7 @@ def diagnose_command(
     debug: bool,
 ) -> None:
     """Diagnose log files, directories (CANN plog trees included) or stdin ('-')."""
+    click.get_current_context().meta[DEBUG_KEY] = debug
     rulebase = _load_rules(rules_dirs, use_cache=not no_cache)
     targets = _resolve_paths(paths)
     if color is None and os.environ.get("NO_COLOR"):
@@ -239,44 +268,29 @@ def diagnose_command(
     )
     with byte_progress(_total_size(targets), enabled=fmt == "text" or output != "-") as progress:
         report = diagnose(targets, rulebase, options, stdin=sys.stdin.buffer, progress=progress)
+    _require_something_read(report)
     missing = _notify_inputs(report)
-    _write(report, fmt, output, color)
-    sys.exit(int(_exit_code(report, fail_on, exit_zero, missing)))
+    code = _exit_code(report, fail_on, exit_zero, missing)
+    try:
+        _write(report, fmt, output, color)
+    except BrokenPipeError:
+        silence_stdout()
+    sys.exit(int(code))
 
 
-def _register_subcommands() -> None:
-    """The other command groups live in their own modules and attach themselves to `cli`."""
-    from ascend_doctor import cli_rules  # noqa: F401
+def app() -> click.Group:
+    """The full command group; the other command groups attach themselves when imported."""
+    from ascend_doctor import cli_explain, cli_rules  # noqa: F401
+
+    return cli
 
 
 def main(argv: Sequence[str] | None = None) -> None:
-    """Entry point: one clear line instead of a traceback, quiet on a closed pipe, 130 on Ctrl-C."""
-    args = list(sys.argv[1:] if argv is None else argv)
-    _register_subcommands()
-    try:
-        cli.main(args=args, prog_name="ascend-doctor", standalone_mode=False)
-    except click.exceptions.Exit as exc:
-        sys.exit(exc.exit_code)
-    except click.ClickException as exc:
-        exc.show()
-        sys.exit(ExitCode.ERROR)
-    except click.exceptions.Abort:
-        click.echo("ascend-doctor: interrupted", err=True)
-        sys.exit(ExitCode.INTERRUPTED)
-    except KeyboardInterrupt:
-        click.echo("\nascend-doctor: interrupted", err=True)
-        sys.exit(ExitCode.INTERRUPTED)
-    except BrokenPipeError:
-        _silence_stdout()
-        sys.exit(ExitCode.CLEAN)
-    except AscendDoctorError as exc:
-        if "--debug" in args:
-            raise
-        click.echo(f"ascend-doctor: error: {exc}", err=True)
-        sys.exit(exc.exit_code)
+    """Console-script entry point."""
+    app().main(args=list(sys.argv[1:] if argv is None else argv), prog_name="ascend-doctor")
 
 
-def _silence_stdout() -> None:
+def silence_stdout() -> None:
     """After EPIPE, point stdout at /dev/null so the interpreter's final flush stays quiet."""
     devnull = os.open(os.devnull, os.O_WRONLY)
     os.dup2(devnull, sys.stdout.fileno())

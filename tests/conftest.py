@@ -1,0 +1,39 @@
+"""Shared helpers: run the CLI as a user would, with stdout and stderr kept apart."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from click.testing import CliRunner, Result
+
+from ascend_doctor.cli import app
+
+REPO = Path(__file__).resolve().parent.parent
+FIXTURES = REPO / "fixtures"
+
+
+def run_cli(*args: str, stdin: str | bytes | None = None, env: dict[str, str] | None = None) -> Result:
+    """Invoke `ascend-doctor ARGS...` in-process; stdout and stderr are separate."""
+    return _runner().invoke(app(), list(args), input=stdin, env=env, catch_exceptions=False)
+
+
+def _runner() -> CliRunner:
+    try:  # click < 8.2 mixes stderr into stdout unless told not to
+        return CliRunner(mix_stderr=False)  # type: ignore[call-arg]
+    except TypeError:
+        return CliRunner()
+
+
+def diagnose_json(*args: str, stdin: str | bytes | None = None) -> tuple[dict[str, Any], Result]:
+    result = run_cli("diagnose", "--format", "json", *args, stdin=stdin)
+    assert result.exit_code in (0, 1), result.stderr
+    return json.loads(result.stdout), result
+
+
+@pytest.fixture(autouse=True)
+def _isolated_cache(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each test session gets its own rule cache, so a stale one never hides a broken rule."""
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path_factory.getbasetemp() / "cache"))

@@ -1,0 +1,139 @@
+"""The command line as a user meets it: exit codes, messages, formats, stdin, colour."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from ascend_doctor import __version__
+from tests.conftest import diagnose_json, run_cli
+
+OOM_LOG = (
+    "step 10 loss 2.3\n"
+    "RuntimeError: NPU out of memory. Tried to allocate 2.00 GiB\n"
+    "EL0004: Failed to allocate memory.\n"
+)
+
+
+def write(tmp_path: Path, name: str, text: str | bytes) -> Path:
+    path = tmp_path / name
+    path.write_bytes(text.encode("utf-8") if isinstance(text, str) else text)
+    return path
+
+
+def test_version() -> None:
+    result = run_cli("--version")
+    assert result.exit_code == 0
+    assert __version__ in result.stdout
+
+
+def test_every_command_has_help_with_an_example() -> None:
+    for command in (["diagnose"], ["rules", "list"], ["rules", "show"], ["rules", "test"], ["explain"]):
+        result = run_cli(*command, "--help")
+        assert result.exit_code == 0, command
+        assert "ascend-doctor" in result.stdout and "Example" in result.stdout, command
+
+
+def test_a_failing_log_exits_1_and_names_the_cause(tmp_path: Path) -> None:
+    log = write(tmp_path, "train.log", OOM_LOG)
+    result = run_cli("diagnose", str(log))
+    assert result.exit_code == 1
+    assert "Diagnosis:" in result.stdout
+    assert f"{log}:3" in result.stdout or f"{log}:2" in result.stdout
+
+
+def test_a_healthy_log_exits_0(tmp_path: Path) -> None:
+    log = write(tmp_path, "ok.log", "epoch 1 loss 0.5\nepoch 2 loss 0.4\ntraining finished\n")
+    result = run_cli("diagnose", str(log))
+    assert result.exit_code == 0
+    assert "No known Ascend failure cause found" in result.stdout
+
+
+def test_missing_file_is_one_line_and_exit_2(tmp_path: Path) -> None:
+    result = run_cli("diagnose", str(tmp_path / "nope.log"))
+    assert result.exit_code == 2
+    assert result.stderr.strip().count("\n") == 0
+    assert "nope.log" in result.stderr and "Traceback" not in result.stderr
+
+
+def test_missing_file_among_others_still_reports_and_exits_2(tmp_path: Path) -> None:
+    log = write(tmp_path, "train.log", OOM_LOG)
+    result = run_cli("diagnose", str(log), str(tmp_path / "nope.log"))
+    assert result.exit_code == 2
+    assert "Diagnosis:" in result.stdout
+    assert "nope.log" in result.stderr
+
+
+def test_dash_reads_stdin_and_is_short_for_diagnose() -> None:
+    result = run_cli("-", "--format", "json", stdin=OOM_LOG)
+    assert result.exit_code == 1
+    report = json.loads(result.stdout)
+    assert report["inputs"][0]["path"] == "<stdin>"
+    assert report["findings"][0]["category"] == "device_out_of_memory"
+
+
+def test_a_bare_path_is_short_for_diagnose(tmp_path: Path) -> None:
+    log = write(tmp_path, "train.log", OOM_LOG)
+    assert run_cli(str(log)).exit_code == 1
+
+
+def test_json_document_shape(tmp_path: Path) -> None:
+    log = write(tmp_path, "train.log", OOM_LOG)
+    report, _ = diagnose_json(str(log), str(tmp_path))
+    assert report["schema_version"] == 1
+    assert report["tool"] == {"name": "ascend-doctor", "version": __version__}
+    top = report["findings"][0]
+    for key in ("rule_id", "category", "title", "cause", "fix", "env", "confidence", "count", "evidence"):
+        assert key in top
+    assert 0 < top["confidence"] <= 1
+    assert {"path", "line", "text"} <= set(top["evidence"][0])
+
+
+def test_one_finding_per_cause_however_many_lines(tmp_path: Path) -> None:
+    log = write(tmp_path, "train.log", "EL0004: Failed to allocate memory.\n" * 50)
+    report, _ = diagnose_json(str(log))
+    ids = [finding["rule_id"] for finding in report["findings"]]
+    assert len(ids) == len(set(ids))
+    assert report["findings"][0]["count"] == 50
+
+
+def test_log_text_is_never_markup(tmp_path: Path) -> None:
+    line = "EL0004: Failed to allocate memory. [bold red]boom[/] [link=http://x]y[/link]"
+    log = write(tmp_path, "train.log", line + "\n")
+    result = run_cli("diagnose", "--color", str(log))
+    assert "[bold red]boom[/]" in result.stdout
+
+
+def test_no_color_output_has_no_escape_codes(tmp_path: Path) -> None:
+    log = write(tmp_path, "train.log", OOM_LOG)
+    result = run_cli("diagnose", str(log), env={"NO_COLOR": "1"})
+    assert "\x1b[" not in result.stdout
+
+
+def test_exit_zero_and_fail_on(tmp_path: Path) -> None:
+    log = write(tmp_path, "train.log", OOM_LOG)
+    assert run_cli("diagnose", "--exit-zero", str(log)).exit_code == 0
+    assert run_cli("diagnose", "--fail-on", "never", str(log)).exit_code == 0
+    assert run_cli("diagnose", "--fail-on", "error", str(log)).exit_code == 1
+
+
+def test_output_file(tmp_path: Path) -> None:
+    log = write(tmp_path, "train.log", OOM_LOG)
+    out = tmp_path / "report.json"
+    result = run_cli("diagnose", "-f", "json", "-o", str(out), str(log))
+    assert result.exit_code == 1
+    assert result.stdout == ""
+    assert json.loads(out.read_text())["findings"]
+
+
+def test_chinese_report(tmp_path: Path) -> None:
+    log = write(tmp_path, "train.log", OOM_LOG)
+    english, _ = diagnose_json(str(log))
+    chinese, _ = diagnose_json("--lang", "zh", str(log))
+    assert english["findings"][0]["title"] != chinese["findings"][0]["title"]
+    assert any("\u4e00" <= ch <= "\u9fff" for ch in chinese["findings"][0]["cause"])
+
+
+def test_unknown_format_is_a_usage_error(tmp_path: Path) -> None:
+    result = run_cli("diagnose", "--format", "yaml", "x.log")
+    assert result.exit_code == 2

@@ -1,0 +1,52 @@
+"""The bundled rule base as a whole: complete, bilingual, classified, prefilterable."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+import yaml
+
+from ascend_doctor.literals import required_literals
+from ascend_doctor.rulebase import load_rulebase
+from ascend_doctor.taxonomy import categories
+
+RULES = load_rulebase(use_cache=False).rules
+BY_ID = pytest.mark.parametrize("rule", RULES, ids=[rule.id for rule in RULES])
+
+
+def test_the_rule_base_is_not_empty() -> None:
+    assert len(RULES) >= 10
+
+
+@BY_ID
+def test_id_prefix_names_its_file(rule) -> None:
+    assert rule.id.split(".", 1)[0] == Path(rule.path).stem
+
+
+@BY_ID
+def test_prose_is_bilingual(rule) -> None:
+    for text in (rule.title, rule.cause, rule.fix, *(env.why for env in rule.env)):
+        assert text.en.strip() and text.zh.strip(), f"{rule.id}: every text needs en and zh"
+
+
+@BY_ID
+def test_every_pattern_has_a_prefilter_literal(rule) -> None:
+    for pattern in rule.patterns:
+        assert required_literals(pattern), f"{rule.id}: {pattern!r} would run on every line"
+
+
+@BY_ID
+def test_rule_names_its_sources(rule) -> None:
+    assert rule.sources, f"{rule.id}: say where the knowledge comes from"
+
+
+def test_categories_come_from_the_taxonomy() -> None:
+    assert {rule.category for rule in RULES} <= set(categories())
+
+
+def test_packaged_taxonomy_matches_the_shared_one() -> None:
+    shared = Path(__file__).resolve().parents[2] / "shared" / "taxonomy.yaml"
+    if not shared.exists():
+        pytest.skip("shared/ is not beside this checkout")
+    assert categories() == yaml.safe_load(shared.read_text(encoding="utf-8"))["categories"]

@@ -1,0 +1,101 @@
+"""User rule files: loaded with --rules, and refused with file:line and rule id when broken."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import diagnose_json, run_cli
+
+GOOD_RULE = """\
+rules:
+  - id: team.custom-loader-crash
+    category: not_ascend
+    severity: error
+    title: {en: Our data loader crashed, zh: 数据加载器崩溃}
+    cause: {en: The shard index is corrupt., zh: 分片索引损坏。}
+    fix: {en: Rebuild the index., zh: 重建索引。}
+    patterns: ['ShardIndexCorrupt: (?P<shard>[\\w-]+)']
+    examples:
+      match: ['ShardIndexCorrupt: part-0007']
+      no_match: ['ShardIndex ok']
+"""
+
+
+def rules_dir(tmp_path: Path, text: str) -> Path:
+    directory = tmp_path / "rules"
+    directory.mkdir(exist_ok=True)
+    (directory / "team.yaml").write_text(text, encoding="utf-8")
+    return directory
+
+
+def test_user_rule_is_applied_with_its_captures(tmp_path: Path) -> None:
+    directory = rules_dir(tmp_path, GOOD_RULE)
+    log = tmp_path / "a.log"
+    log.write_text("x\nShardIndexCorrupt: part-0042\n")
+    report, result = diagnose_json("--rules", str(directory), str(log))
+    assert result.exit_code == 1
+    top = report["findings"][0]
+    assert top["rule_id"] == "team.custom-loader-crash"
+    assert top["evidence"][0]["captures"] == {"shard": "part-0042"}
+
+
+def test_rules_test_runs_user_examples(tmp_path: Path) -> None:
+    directory = rules_dir(tmp_path, GOOD_RULE)
+    result = run_cli("rules", "test", str(directory))
+    assert result.exit_code == 0
+    assert "2 passed, 0 failed" in result.stdout
+
+
+def test_rules_test_reports_a_miss(tmp_path: Path) -> None:
+    directory = rules_dir(
+        tmp_path, GOOD_RULE.replace("ShardIndexCorrupt: part-0007", "ShardIndexCorrupt part-0007")
+    )
+    result = run_cli("rules", "test", str(directory))
+    assert result.exit_code == 1
+    assert "team.custom-loader-crash: missed: match[0]" in result.stdout
+
+
+BROKEN = {
+    "unknown key": (
+        GOOD_RULE.replace("    severity: error", "    severity: error\n    colour: red"),
+        "unknown key 'colour'",
+    ),
+    "bad regex": (GOOD_RULE.replace("(?P<shard>", "(?P<shard"), "not a valid regex"),
+    "unknown category": (GOOD_RULE.replace("not_ascend", "gremlins"), "unknown category 'gremlins'"),
+    "bad severity": (GOOD_RULE.replace("severity: error", "severity: fatal"), "'severity' is 'fatal'"),
+    "no examples": (GOOD_RULE.replace("      no_match: ['ShardIndex ok']\n", ""), "examples.no_match"),
+    "python tag": (
+        GOOD_RULE.replace("severity: error", "severity: !!python/object/apply:os.system [id]"),
+        "invalid YAML",
+    ),
+    "alias": (
+        "base: &b {en: x, zh: y}\n" + GOOD_RULE.replace("{en: Rebuild the index., zh: 重建索引。}", "*b"),
+        "",
+    ),
+    "not a mapping": ("- just\n- a list\n", "a rule file is a mapping"),
+    "bad yaml": ("rules: [\n", "invalid YAML"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(BROKEN))
+def test_broken_rule_file_is_exit_2_with_file_and_line(tmp_path: Path, case: str) -> None:
+    text, message = BROKEN[case]
+    directory = rules_dir(tmp_path, text)
+    log = tmp_path / "a.log"
+    log.write_text("hello\n")
+    result = run_cli("diagnose", "--rules", str(directory), str(log))
+    assert result.exit_code == 2
+    assert "Traceback" not in result.stderr
+    assert result.stderr.startswith(f"ascend-doctor: error: {directory / 'team.yaml'}")
+    assert message in result.stderr
+
+
+def test_duplicate_id_names_both_places(tmp_path: Path) -> None:
+    directory = rules_dir(tmp_path, GOOD_RULE)
+    (directory / "zz.yaml").write_text(GOOD_RULE, encoding="utf-8")
+    result = run_cli("rules", "list", "--rules", str(directory))
+    assert result.exit_code == 2
+    assert "duplicate id" in result.stderr and "team.custom-loader-crash" in result.stderr
+    assert "team.yaml:2" in result.stderr
