@@ -11,7 +11,7 @@ from typing import BinaryIO
 from ascend_doctor import __version__
 from ascend_doctor.matcher import Matcher
 from ascend_doctor.model import InputRecord, Match, Report
-from ascend_doctor.ranking import rank
+from ascend_doctor.ranking import rank, waited_for
 from ascend_doctor.rulebase import RuleBase
 from ascend_doctor.scanner import ScanResult, StreamScanner
 from ascend_doctor.sources import DECOMPRESS_ERRORS, InputItem, expand, open_input
@@ -135,6 +135,7 @@ def diagnose(
         tool_version=__version__,
         rule_count=len(rulebase.rules),
         lang=options.lang,
+        waited_for=waited_for(matches, rulebase.rules),
     )
 
 

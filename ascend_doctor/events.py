@@ -19,13 +19,19 @@ _PREFIX = re.compile(
     re.VERBOSE,
 )
 _RANK_IN_LINE = re.compile(r"RankID:\s?(\d+)\)|\[Rank\s?(\d+)\]|\brank\[(\d+)\]")
-_RANK_IN_PATH = re.compile(r"(?:rank|worker|node|device)[_-]?(\d+)", re.IGNORECASE)
+_RANK_IN_PATH = re.compile(r"^(?:rank|worker)[_-]?(\d+)(?:\.[\w.]+)?$", re.IGNORECASE)
+_REMOTE_RANK = re.compile(r"remote[ _]?rank\s*(?:\[|:|=|\s)\s*(\d+)", re.IGNORECASE)
+_TIME_BYTES = re.compile(rb"20\d\d-\d\d-\d\d[ T-]\d\d:\d\d:\d\d(?:[.,]\d{1,6})?(?:\.\d{3})?")
 _TIME = re.compile(
     r"(?P<y>20\d\d)-(?P<mo>\d\d)-(?P<d>\d\d)[ T-](?P<h>\d\d):(?P<mi>\d\d):(?P<s>\d\d)"
     r"(?:[.,](?P<ms>\d{1,6}))?(?:\.(?P<us>\d{3}))?"
 )
 _PLOG = re.compile(
     r"^\[(?P<level>ERROR|WARNING|INFO|DEBUG|EVENT|TRACE)\]\s+(?P<module>[A-Z][\w-]*)\(\d+,[^)]*\):"
+)
+_PLOG_FULL = re.compile(
+    r"^\[(?P<level>[A-Z]+)\]\s+(?P<module>[A-Z][\w-]*)\((?P<pid>\d+),(?P<pname>[^)]*)\):"
+    r"(?P<time>\S+)\s+(?:\[(?P<where>[^\]]*)\])?(?P<tid>\d+)?\s*(?P<message>.*)$"
 )
 _PLOG_MATCHED_LEVELS = frozenset({"ERROR", "WARNING"})
 MAX_SEGMENT = 16 * 1024
@@ -109,9 +115,18 @@ def rank_in_text(line: str) -> int | None:
 
 
 def rank_of_path(path: str) -> int | None:
-    """The rank a file name suggests (`rank5.log`, `worker-3.log`, `device-2/...`)."""
-    matches = _RANK_IN_PATH.findall(path)
-    return int(matches[-1]) if matches else None
+    """The rank a file or directory name says (`rank5.log`, `worker-3.log`, `rank_2/`)."""
+    for component in reversed(path.replace("\\", "/").split("/")):
+        match = _RANK_IN_PATH.match(component)
+        if match:
+            return int(match.group(1))
+    return None
+
+
+def remote_rank(text: str) -> int | None:
+    """The peer a timeout names as the one it waited for (`remote rank [5]`)."""
+    match = _REMOTE_RANK.search(text)
+    return int(match.group(1)) if match else None
 
 
 def timestamp_of(line: str) -> float | None:
@@ -140,6 +155,21 @@ def timestamp_of(line: str) -> float | None:
     if match["us"]:
         value += int(match["us"]) / 1e6
     return value
+
+
+def plog_message(line: str) -> str | None:
+    """`[ERROR] RUNTIME: message` for a CANN plog line, None for any other line."""
+    match = _PLOG_FULL.match(line)
+    if not match:
+        return None
+    return f"[{match['level']}] {match['module']}: {match['message'].strip()}"
+
+
+def last_timestamp(before: bytes) -> float | None:
+    """The time of the latest timestamp in the bytes before a line: a traceback line has no time
+    of its own, but happened right after the last line that had one."""
+    stamps = _TIME_BYTES.findall(before)
+    return timestamp_of(stamps[-1].decode("ascii")) if stamps else None
 
 
 def skipped_plog_level(line: str) -> bool:

@@ -138,6 +138,7 @@ class Finding:
     role: str = "cause"
     related_to: str | None = None
     fingerprint: str = ""
+    also: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -150,4 +151,5 @@ class Report:
     tool_version: str = ""
     rule_count: int = 0
     lang: str = "en"
+    waited_for: tuple[int, int] | None = None
     stats: tuple[tuple[str, float], ...] = field(default=())

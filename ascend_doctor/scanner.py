@@ -20,6 +20,7 @@ WINDOW_OVERLAP = 4096
 MAX_CONTINUATION = 512
 MAX_EVIDENCE_TEXT = 1000
 WINDOW = 8 * 1024
+LOOKBACK = 4 * 1024
 
 
 @dataclass
@@ -98,11 +99,12 @@ class StreamScanner:
             if end < len(block):
                 following = block.find(b"\n", end + 1)
                 continuation = block[end + 1 : following if following >= 0 else len(block)]
+            before = block[max(0, start - LOOKBACK) : start]
             if end - start <= events.MAX_SEGMENT:
-                self._line(block[start:end], line_number, continuation[:MAX_CONTINUATION])
+                self._line(block[start:end], line_number, continuation[:MAX_CONTINUATION], before)
                 continue
             for window_start, window_end in self._windows(block, start, end):
-                self._line(block[window_start:window_end], line_number, b"")
+                self._line(block[window_start:window_end], line_number, b"", before)
 
     def _windows(self, block: bytes, start: int, end: int) -> list[tuple[int, int]]:
         """Windows around the literal hits of one very long line, merged where they overlap."""
@@ -116,10 +118,12 @@ class StreamScanner:
                 windows.append((low, high))
         return windows
 
-    def _line(self, raw: bytes, line_number: int, continuation_raw: bytes) -> None:
+    def _line(self, raw: bytes, line_number: int, continuation_raw: bytes, before: bytes) -> None:
         text = events.decode(raw[:MAX_LINE])
         if events.skipped_plog_level(text):
             return
+        timestamp: float | None = None
+        timed = False
         pieces = events.segments(text)
         continuation = ""
         if continuation_raw and pieces:
@@ -133,12 +137,15 @@ class StreamScanner:
                     continue
                 self._seen.add(key)
                 rank = prefix_rank if prefix_rank is not None else events.rank_in_text(piece)
+                if not timed:
+                    timestamp = events.timestamp_of(text) or events.last_timestamp(before)
+                    timed = True
                 evidence = Evidence(
                     path=self.label,
                     line=line_number,
-                    text=piece[:MAX_EVIDENCE_TEXT],
+                    text=(events.plog_message(piece) or piece)[:MAX_EVIDENCE_TEXT],
                     rank=rank if rank is not None else self.path_rank,
-                    timestamp=events.timestamp_of(text),
+                    timestamp=timestamp,
                     captures=hit.captures,
                 )
                 rule_id = self.matcher.rules[hit.rule_index].id

@@ -27,6 +27,8 @@ def spread(report: Report) -> str:
     if not report.findings:
         return ""
     top = report.findings[0]
+    if top.rule.category == "hccl_timeout":
+        return _waiting_only(report, top)
     first = top.evidence[0]
     victims: set[object] = set()
     for finding in report.findings[1:]:
@@ -41,6 +43,18 @@ def spread(report: Report) -> str:
     return f"started on {origin}; {len(victims)} other {unit} timed out waiting for it"
 
 
+def _waiting_only(report: Report, top: Finding) -> str:
+    """Only timeouts were found: name the rank they waited for, whose own error is not here."""
+    if report.waited_for is None:
+        return ""
+    peer, count = report.waited_for
+    waiting = len(top.ranks) or len(top.paths)
+    return (
+        f"{waiting} rank(s) timed out waiting for rank {peer} (named in {count} line(s)); "
+        f"its own error is not in these logs: diagnose rank {peer}'s log and plog"
+    )
+
+
 def verdict(report: Report) -> str:
     """One line saying what went wrong, or that nothing Ascend-related was found."""
     if not report.findings:
@@ -51,4 +65,5 @@ def verdict(report: Report) -> str:
         return f"This is not an Ascend failure: {title}."
     if top.rule.category == "no_failure":
         return f"No failure: {title}."
-    return f"{title} ({where(top)})"
+    started = spread(report)
+    return f"{title} — {started}" if started else f"{title} ({where(top)})"

@@ -32,6 +32,7 @@ def finding_dict(finding: Finding, position: int, lang: str) -> dict[str, Any]:
         "kind": rule.kind.value,
         "role": finding.role,
         "related_to": finding.related_to,
+        "also_matched": list(finding.also),
         "title": rule.title.get(lang),
         "cause": rule.cause.get(lang),
         "fix": rule.fix.get(lang),

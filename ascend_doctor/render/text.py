@@ -41,6 +41,8 @@ def _seen(finding: Finding) -> str:
         shown = ", ".join(str(rank) for rank in finding.ranks[:8])
         more = f" (+{len(finding.ranks) - 8})" if len(finding.ranks) > 8 else ""
         parts.append(f"rank{'s' if len(finding.ranks) > 1 else ''} {shown}{more}")
+    if finding.also:
+        parts.append(f"(also matched: {', '.join(finding.also)})")
     return " ".join(parts)
 
 
@@ -88,9 +90,6 @@ class TextRenderer:
         console.print()
         summary = Text("Diagnosis: ", style="bold")
         summary.append(verdict(report))
-        where = spread(report)
-        if where:
-            summary.append(f" — {where}")
         console.print(summary)
 
     def _finding(
