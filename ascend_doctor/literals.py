@@ -22,6 +22,10 @@ with warnings.catch_warnings():
         import sre_parse  # type: ignore[no-redef]
 
 MIN_LITERAL = 3
+# A long literal is looked for by its head and its tail: a message hard-wrapped once inside
+# the literal still leaves one of them whole on one line.
+SPLIT_ABOVE = 32
+PIECE = 16
 # These characters are escaped in JSON-encoded logs; a literal never spans them.
 _BREAKS = frozenset('"\\')
 
@@ -42,7 +46,15 @@ def required_literals(pattern: str) -> _Alternatives | None:
     except (re.error, RecursionError, OverflowError, ValueError):
         return None
     ignore_case = bool(parsed.state.flags & re.IGNORECASE)
-    return _best(_sequence(list(parsed), ignore_case))
+    best = _best(_sequence(list(parsed), ignore_case))
+    return None if best is None else tuple(piece for lit in best for piece in _wrap_safe(lit))
+
+
+def _wrap_safe(literal: Literal) -> tuple[Literal, ...]:
+    text = literal.text
+    if len(text) <= SPLIT_ABOVE:
+        return (literal,)
+    return (Literal(text[:PIECE], literal.ignore_case), Literal(text[-PIECE:], literal.ignore_case))
 
 
 def _score(alternatives: _Alternatives) -> int:

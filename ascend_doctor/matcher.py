@@ -89,16 +89,24 @@ class Matcher:
             self.timeouts[rule_id] = self.timeouts.get(rule_id, 0) + 1
             return None
 
-    def match(self, text: str, continuation: str = "") -> list[Hit]:
-        """Every rule matching `text` (or `text` joined with a hard-wrapped next line), once each."""
+    def match(self, text: str, before: str = "", after: str = "") -> list[Hit]:
+        """Every rule matching `text`, or `text` joined with a neighbour line (a message
+        hard-wrapped across lines), once each."""
         hits: list[Hit] = []
         done: set[int] = set()
+        joined = [text]
+        if after:
+            joined += [text + after, f"{text} {after}"]
+        if before:
+            joined += [before + text, f"{before} {text}"]
         for ref in self.candidates(text):
             if ref.rule_index in done:
                 continue
-            found = self.search(ref, text)
-            if found is None and continuation:
-                found = self.search(ref, text + continuation) or self.search(ref, f"{text} {continuation}")
+            found = None
+            for candidate in joined:
+                found = self.search(ref, candidate)
+                if found is not None:
+                    break
             if found is not None:
                 done.add(ref.rule_index)
                 captures = tuple((k, v) for k, v in found.groupdict().items() if v is not None)

@@ -95,16 +95,13 @@ class StreamScanner:
         for start, end in self.matcher.prefilter.spans(block):
             line_number += block.count(b"\n", counted_to, start)
             counted_to = start
-            continuation = b""
-            if end < len(block):
-                following = block.find(b"\n", end + 1)
-                continuation = block[end + 1 : following if following >= 0 else len(block)]
             before = block[max(0, start - LOOKBACK) : start]
             if end - start <= events.MAX_SEGMENT:
-                self._line(block[start:end], line_number, continuation[:MAX_CONTINUATION], before)
+                neighbours = (_previous_line(block, start), _next_line(block, end))
+                self._line(block[start:end], line_number, neighbours, before)
                 continue
             for window_start, window_end in self._windows(block, start, end):
-                self._line(block[window_start:window_end], line_number, b"", before)
+                self._line(block[window_start:window_end], line_number, (b"", b""), before)
 
     def _windows(self, block: bytes, start: int, end: int) -> list[tuple[int, int]]:
         """Windows around the literal hits of one very long line, merged where they overlap."""
@@ -118,20 +115,18 @@ class StreamScanner:
                 windows.append((low, high))
         return windows
 
-    def _line(self, raw: bytes, line_number: int, continuation_raw: bytes, before: bytes) -> None:
+    def _line(self, raw: bytes, line_number: int, neighbours: tuple[bytes, bytes], before: bytes) -> None:
         text = events.decode(raw[:MAX_LINE])
         if events.skipped_plog_level(text):
             return
         timestamp: float | None = None
         timed = False
         pieces = events.segments(text)
-        continuation = ""
-        if continuation_raw and pieces:
-            following = events.segments(events.decode(continuation_raw))
-            continuation = following[0][0] if following else ""
+        previous, following = (_edge_segment(raw, last) for raw, last in zip(neighbours, (True, False)))
         for position, (piece, prefix_rank) in enumerate(pieces):
-            wrap = continuation if position == len(pieces) - 1 else ""
-            for hit in self.matcher.match(piece, wrap):
+            wrap_before = previous if position == 0 else ""
+            wrap_after = following if position == len(pieces) - 1 else ""
+            for hit in self.matcher.match(piece, wrap_before, wrap_after):
                 key = (hit.rule_index, line_number)
                 if key in self._seen:
                     continue
@@ -150,3 +145,26 @@ class StreamScanner:
                 )
                 rule_id = self.matcher.rules[hit.rule_index].id
                 self.result.matches.append(Match(rule_id, hit.pattern_index, evidence, self.input_index))
+
+
+def _previous_line(block: bytes, start: int) -> bytes:
+    if start == 0:
+        return b""
+    return block[max(block.rfind(b"\n", 0, start - 1) + 1, start - 1 - MAX_CONTINUATION) : start - 1]
+
+
+def _next_line(block: bytes, end: int) -> bytes:
+    if end >= len(block):
+        return b""
+    following = block.find(b"\n", end + 1, end + 1 + MAX_CONTINUATION)
+    return block[end + 1 : following if following >= 0 else end + 1 + MAX_CONTINUATION]
+
+
+def _edge_segment(raw: bytes, last: bool) -> str:
+    """The clean segment of a neighbour line that touches this one (its last or first piece)."""
+    if not raw:
+        return ""
+    pieces = events.segments(events.decode(raw))
+    if not pieces:
+        return ""
+    return pieces[-1 if last else 0][0]

@@ -135,8 +135,8 @@ def open_input(item: InputItem, stdin: BinaryIO | None = None) -> tuple[OpenedIn
 
 
 def _binary_reason(first: bytes) -> str:
+    if b"\x00" not in first:
+        return ""
     if first.startswith((b"\xff\xfe", b"\xfe\xff")):
         return "UTF-16 text (convert it with: iconv -f UTF-16 -t UTF-8)"
-    if b"\x00" in first:
-        return "binary file (contains NUL bytes)"
-    return ""
+    return "binary file (contains NUL bytes)"

@@ -1,0 +1,162 @@
+"""Messy real-world shapes of a log are diagnosed exactly like the clean log."""
+
+from __future__ import annotations
+
+import bz2
+import gzip
+import json
+import lzma
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import diagnose_json
+
+CLEAN = [
+    "2024-12-04 15:32:50,101 INFO deepspeed launcher: world size 8",
+    "step 1 loss 7.3412",
+    "Traceback (most recent call last):",
+    '  File "train.py", line 88, in <module>',
+    "    loss.backward()",
+    "RuntimeError: NPU out of memory. Tried to allocate 2.00 GiB (NPU 3; 60.00 GiB total capacity)",
+    "step 2 loss 7.1",
+    "ImportError: /usr/lib/aarch64-linux-gnu/libgomp.so.1: cannot allocate memory in static TLS block",
+    "done",
+]
+
+
+def findings(report: dict) -> list[tuple[str, list[int], list[str]]]:
+    """What a user compares: rule ids in order, with every evidence line number and text."""
+    return [
+        (f["rule_id"], [e["line"] for e in f["evidence"]], [e["text"] for e in f["evidence"]])
+        for f in report["findings"]
+    ]
+
+
+def diagnose_bytes(tmp_path: Path, data: bytes, name: str = "train.log") -> dict:
+    path = tmp_path / name
+    path.write_bytes(data)
+    report, _ = diagnose_json(str(path))
+    return report
+
+
+@pytest.fixture
+def expected(tmp_path: Path) -> list:
+    report = diagnose_bytes(tmp_path, ("\n".join(CLEAN) + "\n").encode(), "clean.log")
+    assert len(report["findings"]) >= 2, "the clean log must show two causes"
+    return findings(report)
+
+
+def lines_joined(transform: Callable[[str], str], end: str = "\n") -> bytes:
+    return "".join(transform(line) + end for line in CLEAN).encode()
+
+
+SHAPES: dict[str, Callable[[], bytes]] = {
+    "ansi colours": lambda: lines_joined(lambda s: f"\x1b[1;31m{s}\x1b[0m\x1b[K"),
+    "[rank3]: prefix": lambda: lines_joined(lambda s: f"[rank3]: {s}"),
+    "[rank 3]: prefix": lambda: lines_joined(lambda s: f"[rank 3]: {s}"),
+    "rank3: prefix": lambda: lines_joined(lambda s: f"rank3: {s}"),
+    "[default3]: prefix": lambda: lines_joined(lambda s: f"[default3]:{s}"),
+    "vllm worker prefix": lambda: lines_joined(
+        lambda s: f"(VllmWorkerProcess pid=4242) ERROR 12-04 15:32:53 [multiproc_worker_utils.py:120] {s}"
+    ),
+    "CRLF": lambda: lines_joined(lambda s: s, end="\r\n"),
+    "tqdm progress in the line": lambda: lines_joined(lambda s: f" 45%|████▌     | 9/20 [00:03<00:04]\r{s}"),
+    "UTF-8 BOM": lambda: b"\xef\xbb\xbf" + lines_joined(lambda s: s),
+    "no final newline": lambda: lines_joined(lambda s: s).rstrip(b"\n"),
+}
+
+
+@pytest.mark.parametrize("shape", sorted(SHAPES))
+def test_shape_gives_the_clean_diagnosis(tmp_path: Path, expected: list, shape: str) -> None:
+    assert findings(diagnose_bytes(tmp_path, SHAPES[shape]())) == expected
+
+
+def test_rank_prefix_sets_the_evidence_rank(tmp_path: Path) -> None:
+    report = diagnose_bytes(tmp_path, SHAPES["[rank 3]: prefix"]())
+    assert all(e["rank"] == 3 for f in report["findings"] for e in f["evidence"])
+
+
+def test_gbk_chinese_log(tmp_path: Path, expected: list) -> None:
+    text = "\n".join(["训练开始：加载数据集", *CLEAN[:5], "显存不足", *CLEAN[5:]]) + "\n"
+    report = diagnose_bytes(tmp_path, text.encode("gb18030"))
+    shifted = [(rule, [n + 1 if n < 6 else n + 2 for n in lines], texts) for rule, lines, texts in expected]
+    assert findings(report) == shifted
+
+
+def test_mixed_utf8_and_gbk_lines_are_all_decoded(tmp_path: Path) -> None:
+    data = "日志 UTF-8\n".encode() + "日志 GBK\n".encode("gbk") + (CLEAN[5] + "\n").encode()
+    report = diagnose_bytes(tmp_path, data)
+    assert report["findings"][0]["evidence"][0]["line"] == 3
+
+
+def test_invalid_bytes_never_crash(tmp_path: Path) -> None:
+    data = b"\xff\xfe\xfa garbage \xc3\x28\n" + (CLEAN[5] + "\n").encode()
+    report = diagnose_bytes(tmp_path, data)
+    assert report["findings"][0]["evidence"][0]["line"] == 2
+
+
+def test_traceback_escaped_into_one_json_line(tmp_path: Path) -> None:
+    record = {"time": "2024-12-04T15:32:53", "level": "ERROR", "message": "\n".join(CLEAN[2:8])}
+    data = b"starting\n" + json.dumps(record).encode() + b"\nbye\n"
+    report = diagnose_bytes(tmp_path, data)
+    rules = {f["rule_id"] for f in report["findings"]}
+    assert {rule for rule, _, _ in findings(diagnose_bytes(tmp_path, lines_joined(lambda s: s)))} == rules
+    for finding in report["findings"]:
+        evidence = finding["evidence"][0]
+        assert evidence["line"] == 2
+        assert "\\n" not in evidence["text"] and not evidence["text"].startswith("{")
+
+
+def test_message_hard_wrapped_across_lines(tmp_path: Path, expected: list) -> None:
+    wrapped = []
+    for line in CLEAN:
+        wrapped.extend([line[:60], line[60:]] if len(line) > 80 else [line])
+    report = diagnose_bytes(tmp_path, ("\n".join(wrapped) + "\n").encode())
+    assert [rule for rule, _, _ in findings(report)] == [rule for rule, _, _ in expected]
+
+
+@pytest.mark.parametrize(
+    ("name", "compress"),
+    [("train.log.gz", gzip.compress), ("train.log.bz2", bz2.compress), ("train.log.xz", lzma.compress)],
+)
+def test_compressed_logs_by_content(tmp_path: Path, expected: list, name: str, compress) -> None:
+    data = compress(lines_joined(lambda s: s))
+    assert findings(diagnose_bytes(tmp_path, data, name)) == expected
+    assert findings(diagnose_bytes(tmp_path, data, "renamed.txt")) == expected
+
+
+def test_corrupt_gzip_is_reported_not_a_traceback(tmp_path: Path) -> None:
+    data = gzip.compress(lines_joined(lambda s: s))[:40]
+    path = tmp_path / "cut.log.gz"
+    path.write_bytes(data)
+    good = tmp_path / "good.log"
+    good.write_text(CLEAN[5] + "\n")
+    report, result = diagnose_json(str(path), str(good))
+    assert "Traceback" not in result.stderr
+    record = next(i for i in report["inputs"] if i["path"] == str(path))
+    assert record.get("notes") or record["status"] == "skipped"
+    assert report["findings"]
+
+
+def test_huge_single_line_then_the_error_is_still_found(tmp_path: Path) -> None:
+    path = tmp_path / "huge.log"
+    with path.open("wb") as handle:
+        handle.write(b"tensor([" + b"0.1234, " * (4 * 1024 * 1024) + b"])\n")
+        handle.write((CLEAN[5] + "\n").encode())
+    report, result = diagnose_json(str(path))
+    top = report["findings"][0]
+    assert top["category"] == "device_out_of_memory"
+    assert top["evidence"][0]["line"] == 2
+
+
+def test_error_inside_a_huge_line_is_found_in_a_window(tmp_path: Path) -> None:
+    path = tmp_path / "huge.log"
+    filler = b"x" * (3 * 1024 * 1024)
+    path.write_bytes(filler + b" " + CLEAN[5].encode() + b" " + filler + b"\n")
+    report, result = diagnose_json(str(path))
+    assert report["findings"][0]["category"] == "device_out_of_memory"
+    assert report["findings"][0]["evidence"][0]["line"] == 1
+    assert len(report["findings"][0]["evidence"][0]["text"]) <= 1000
+    assert report["inputs"][0]["notes"], "matching a very long line only in windows must be said"
