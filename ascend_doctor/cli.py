@@ -10,7 +10,13 @@ from typing import Any, TextIO
 import click
 
 from ascend_doctor import __version__
-from ascend_doctor.config import LANGUAGES, cpu_count, default_language, default_log_places
+from ascend_doctor.config import (
+    LANGUAGES,
+    cpu_count,
+    default_language,
+    default_log_places,
+    stdin_is_terminal,
+)
 from ascend_doctor.engine import ScanOptions, diagnose
 from ascend_doctor.errors import AscendDoctorError, ExitCode, InputError
 from ascend_doctor.model import Report, Severity
@@ -42,7 +48,7 @@ class _DefaultsToDiagnose(click.Group):
     def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
         if args and args[0] not in self.commands and args[0] not in ("--help", "-h", "--version"):
             args = ["diagnose", *args]
-        elif not args and not sys.stdin.isatty():
+        elif not args and not stdin_is_terminal():
             args = ["diagnose", STDIN]
         return super().parse_args(ctx, args)
 
@@ -128,7 +134,7 @@ def _require_something_read(report: Report) -> None:
 def _resolve_paths(paths: Sequence[str]) -> list[str]:
     if paths:
         return list(paths)
-    if not sys.stdin.isatty():
+    if not stdin_is_terminal():
         return [STDIN]
     places = default_log_places()
     if not places:

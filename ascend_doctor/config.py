@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import sys
 from collections.abc import Mapping
 
 LANGUAGES = ("en", "zh")
@@ -29,6 +30,11 @@ def default_log_places(environ: Mapping[str, str] | None = None) -> list[str]:
     places += [os.path.join(home, "ascend", "log"), "/root/ascend/log", "/var/log/npu/slog"]
     unique = list(dict.fromkeys(os.path.normpath(place) for place in places))
     return [place for place in unique if os.path.isdir(place)]
+
+
+def stdin_is_terminal() -> bool:
+    """A terminal on stdin means nobody is piping a log in."""
+    return sys.stdin is not None and sys.stdin.isatty()
 
 
 def in_github_actions(environ: Mapping[str, str] | None = None) -> bool:

@@ -145,7 +145,7 @@ def test_huge_single_line_then_the_error_is_still_found(tmp_path: Path) -> None:
     with path.open("wb") as handle:
         handle.write(b"tensor([" + b"0.1234, " * (4 * 1024 * 1024) + b"])\n")
         handle.write((CLEAN[5] + "\n").encode())
-    report, result = diagnose_json(str(path))
+    report, _result = diagnose_json(str(path))
     top = report["findings"][0]
     assert top["category"] == "device_out_of_memory"
     assert top["evidence"][0]["line"] == 2
@@ -155,7 +155,7 @@ def test_error_inside_a_huge_line_is_found_in_a_window(tmp_path: Path) -> None:
     path = tmp_path / "huge.log"
     filler = b"x" * (3 * 1024 * 1024)
     path.write_bytes(filler + b" " + CLEAN[5].encode() + b" " + filler + b"\n")
-    report, result = diagnose_json(str(path))
+    report, _result = diagnose_json(str(path))
     assert report["findings"][0]["category"] == "device_out_of_memory"
     assert report["findings"][0]["evidence"][0]["line"] == 1
     assert len(report["findings"][0]["evidence"][0]["text"]) <= 1000

@@ -1,0 +1,136 @@
+"""Files, directories and plog trees: what is read, what is skipped and why, and nothing silently lost."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import diagnose_json, run_cli
+
+OOM = "RuntimeError: NPU out of memory. Tried to allocate 2.00 GiB\n"
+
+
+def inputs_by_name(report: dict) -> dict[str, dict]:
+    return {Path(record["path"]).name: record for record in report["inputs"]}
+
+
+def test_directory_walk_reports_every_skip_with_its_reason(tmp_path: Path) -> None:
+    (tmp_path / "rank0.log").write_text(OOM)
+    (tmp_path / "empty.log").write_bytes(b"")
+    (tmp_path / "core.bin").write_bytes(b"\x7fELF\x00\x00\x01binary")
+    (tmp_path / "dangling.log").symlink_to(tmp_path / "gone.log")
+    (tmp_path / "loop").symlink_to(tmp_path)
+    os.mkfifo(tmp_path / "pipe")
+    report, result = diagnose_json(str(tmp_path))
+    records = inputs_by_name(report)
+    assert records["rank0.log"]["status"] == "read"
+    assert "empty" in records["empty.log"]["reason"]
+    assert "binary" in records["core.bin"]["reason"]
+    assert "broken symbolic link" in records["dangling.log"]["reason"]
+    assert "not followed" in records["loop"]["reason"]
+    assert "not a regular file" in records["pipe"]["reason"]
+    for name in ("empty.log", "core.bin", "dangling.log", "pipe"):
+        assert name in result.stderr, f"{name} skipped silently"
+    assert report["findings"][0]["category"] == "device_out_of_memory"
+
+
+@pytest.mark.skipif(os.geteuid() == 0, reason="root reads files whatever their mode")
+def test_unreadable_file_is_skipped(tmp_path: Path) -> None:
+    locked = tmp_path / "locked.log"
+    locked.write_text(OOM)
+    locked.chmod(0)
+    (tmp_path / "ok.log").write_text(OOM)
+    report, _ = diagnose_json(str(tmp_path))
+    assert inputs_by_name(report)["locked.log"]["reason"] == "permission denied"
+
+
+def test_open_failure_is_skipped_and_the_scan_goes_on(tmp_path: Path, monkeypatch) -> None:
+    locked = tmp_path / "locked.log"
+    locked.write_text(OOM)
+    (tmp_path / "ok.log").write_text(OOM)
+    real_open = open
+
+    def refusing_open(path, *args, **kwargs):
+        if str(path) == str(locked):
+            raise PermissionError(13, "Permission denied")
+        return real_open(path, *args, **kwargs)
+
+    monkeypatch.setattr("builtins.open", refusing_open)
+    report, result = diagnose_json(str(tmp_path), "--jobs", "1")
+    assert "Permission denied" in inputs_by_name(report)["locked.log"]["reason"]
+    assert "locked.log" in result.stderr
+    assert report["findings"][0]["category"] == "device_out_of_memory"
+
+
+def test_an_explicit_fifo_is_read(tmp_path: Path) -> None:
+    fifo = tmp_path / "stream"
+    os.mkfifo(fifo)
+    pid = os.fork()
+    if pid == 0:
+        with open(fifo, "w") as handle:
+            handle.write(OOM)
+        os._exit(0)
+    report, _ = diagnose_json(str(fifo))
+    os.waitpid(pid, 0)
+    assert report["findings"][0]["category"] == "device_out_of_memory"
+
+
+def test_many_files_stable_order(tmp_path: Path) -> None:
+    for index in range(40):
+        (tmp_path / f"rank{index}.log").write_text(f"step {index}\n")
+    report, _ = diagnose_json(str(tmp_path), "--jobs", "2")
+    names = [Path(record["path"]).name for record in report["inputs"]]
+    assert names == sorted(names)
+    assert len(names) == 40
+
+
+PLOG = """\
+[INFO] RUNTIME(31337,python):2024-12-04-15:32:50.001.100 [runtime.cc:100]31337 init ok, error code is 507015 in an INFO line
+[EVENT] HCCL(31337,python):2024-12-04-15:32:50.002.100 [hccl.cc:10]31337 EI0002 event only
+[ERROR] RUNTIME(31337,python):2024-12-04-15:32:53.009.508 [stream.cc:1000]31337 kernel task happen error, retCode=0x26, [aicore exception].
+"""
+
+
+def test_plog_tree_only_error_lines_are_matched(tmp_path: Path) -> None:
+    plog = tmp_path / "log" / "debug" / "plog"
+    plog.mkdir(parents=True)
+    (plog / "plog-31337_20241204153250001.log").write_text(PLOG)
+    device = tmp_path / "log" / "debug" / "device-0"
+    device.mkdir()
+    (device / "device-31337_20241204153250002.log").write_text(PLOG.replace("31337", "31338"))
+    report, _ = diagnose_json(str(tmp_path / "log"))
+    assert report["findings"], "the aicore exception in the ERROR line must be found"
+    top = report["findings"][0]
+    assert top["category"] == "aicore_exception"
+    lines = {e["line"] for f in report["findings"] for e in f["evidence"]}
+    assert lines == {3}, "INFO and EVENT plog lines are never matched"
+    assert top["evidence"][0]["text"].startswith("[ERROR] RUNTIME: kernel task happen error")
+    assert top["evidence"][0]["timestamp"] == pytest.approx(1733326373.009508)
+
+
+def test_no_path_with_a_terminal_scans_the_cann_log_places(tmp_path: Path, monkeypatch) -> None:
+    logs = tmp_path / "job-logs"
+    (logs / "debug" / "plog").mkdir(parents=True)
+    (logs / "debug" / "plog" / "plog-1_2.log").write_text(PLOG)
+    monkeypatch.setattr("ascend_doctor.cli.stdin_is_terminal", lambda: True)
+    result = run_cli("diagnose", env={"ASCEND_PROCESS_LOG_PATH": str(logs), "HOME": str(tmp_path)})
+    assert f"scanning {logs}" in result.stderr
+    assert result.exit_code == 1
+
+
+def test_no_path_and_no_log_places_is_a_clear_error(tmp_path: Path, monkeypatch) -> None:
+    monkeypatch.setattr("ascend_doctor.cli.stdin_is_terminal", lambda: True)
+    monkeypatch.setattr("ascend_doctor.cli.default_log_places", lambda: [])
+    result = run_cli("diagnose", env={"HOME": str(tmp_path)})
+    assert result.exit_code == 2
+    assert "no log given" in result.stderr
+
+
+def test_all_inputs_skipped_is_exit_2(tmp_path: Path) -> None:
+    (tmp_path / "a.log").write_bytes(b"")
+    (tmp_path / "b.log").write_bytes(b"")
+    result = run_cli("diagnose", str(tmp_path))
+    assert result.exit_code == 2
+    assert "a.log" in result.stderr and "nothing to read" in result.stderr
