@@ -7,7 +7,8 @@ consequence). The ranking key, best first:
   2. victims last: an HCCL timeout is what ranks print while waiting for the rank that failed
   3. kind (cause before symptom)
   4. confidence (high, medium, low)
-  5. earliest event time, where the log has times (the first failing rank)
+  5. when its file started failing: the earliest time of an error line in that file, where the
+     log has times (the first failing rank first); inside one file, line order decides
   6. position (input order, then line)
   7. rule id
 """
@@ -21,7 +22,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
 from ascend_doctor.events import remote_rank
-from ascend_doctor.model import Evidence, Finding, Kind, Match, Rule
+from ascend_doctor.model import Evidence, Finding, Kind, Match, Rule, Severity
 
 VICTIM_CATEGORIES = frozenset({"hccl_timeout"})
 MAX_EVIDENCE = 10
@@ -29,32 +30,44 @@ SYMPTOM_DISCOUNT = 0.5
 _NUMBERS = re.compile(r"\d+")
 
 
+_Position = tuple[bool, float, int, int]
+
+
+class _Clock:
+    """Orders evidence: files by when their first error line happened, lines by line number."""
+
+    def __init__(self, matches: Sequence[Match], rules: dict[str, Rule]) -> None:
+        self.started: dict[int, float] = {}
+        for match in matches:
+            stamp = match.evidence.timestamp
+            if stamp is None or rules[match.rule_id].severity is not Severity.ERROR:
+                continue
+            known = self.started.get(match.input_index)
+            if known is None or stamp < known:
+                self.started[match.input_index] = stamp
+
+    def position(self, match: Match) -> _Position:
+        stamp = self.started.get(match.input_index)
+        return (stamp is None, stamp or 0.0, match.input_index, match.evidence.line)
+
+
 @dataclass
 class _Group:
     rule: Rule
     matches: list[Match]
+    first: _Position
     also: list[str] = field(default_factory=list)
 
     @property
     def key(self) -> tuple[object, ...]:
-        first = self.matches[0]
-        stamp = first.evidence.timestamp
         return (
             -self.rule.severity.weight,
             self.rule.category in VICTIM_CATEGORIES,
             self.rule.kind is not Kind.CAUSE,
             -self.rule.confidence.score,
-            stamp is None,
-            stamp or 0.0,
-            first.input_index,
-            first.evidence.line,
+            *self.first,
             self.rule.id,
         )
-
-
-def _evidence_key(match: Match) -> tuple[bool, float, int, int]:
-    stamp = match.evidence.timestamp
-    return (stamp is None, stamp or 0.0, match.input_index, match.evidence.line)
 
 
 def fingerprint(rule: Rule, evidence: Evidence) -> str:
@@ -63,7 +76,7 @@ def fingerprint(rule: Rule, evidence: Evidence) -> str:
     return hashlib.sha256(f"{rule.id}\n{text}".encode()).hexdigest()[:16]
 
 
-def _fold_by_category(groups: list[_Group]) -> list[_Group]:
+def _fold_by_category(groups: list[_Group], clock: _Clock) -> list[_Group]:
     """Groups arrive best first; later groups of a category fold into the first one."""
     kept: dict[str, _Group] = {}
     for group in groups:
@@ -74,7 +87,7 @@ def _fold_by_category(groups: list[_Group]) -> list[_Group]:
         best.also.append(group.rule.id)
         lines = {(m.input_index, m.evidence.line) for m in best.matches}
         best.matches.extend(m for m in group.matches if (m.input_index, m.evidence.line) not in lines)
-        best.matches.sort(key=_evidence_key)
+        best.matches.sort(key=clock.position)
     return list(kept.values())
 
 
@@ -121,12 +134,17 @@ def waited_for(matches: Iterable[Match], rules: Sequence[Rule]) -> tuple[int, in
 def rank(matches: Iterable[Match], rules: Sequence[Rule]) -> tuple[Finding, ...]:
     """Group matches by rule, fold by category, and order by the documented key."""
     by_id = {rule.id: rule for rule in rules}
+    every = list(matches)
+    clock = _Clock(every, by_id)
     grouped: dict[str, list[Match]] = {}
-    for match in matches:
+    for match in every:
         grouped.setdefault(match.rule_id, []).append(match)
-    groups = [_Group(by_id[rule_id], sorted(found, key=_evidence_key)) for rule_id, found in grouped.items()]
+    groups = []
+    for rule_id, found in grouped.items():
+        found.sort(key=clock.position)
+        groups.append(_Group(by_id[rule_id], found, clock.position(found[0])))
     groups.sort(key=lambda group: group.key)
-    groups = _fold_by_category(groups)
+    groups = _fold_by_category(groups, clock)
     if not groups:
         return ()
     top = groups[0].rule
