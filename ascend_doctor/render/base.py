@@ -6,6 +6,41 @@ from typing import Protocol, TextIO
 
 from ascend_doctor.model import Finding, Report
 
+MESSAGES = {
+    "en": {
+        "nothing": "No known Ascend failure cause found.",
+        "not_ascend": "This is not an Ascend failure: {title}.",
+        "no_failure": "No failure: {title}.",
+        "started": "started on {origin}; {count} other {unit} timed out waiting for it",
+        "ranks": "ranks",
+        "files": "files",
+        "rank_at": "rank {rank} ({path}:{line})",
+        "waiting": (
+            "{count} rank(s) timed out waiting for rank {peer} (named in {lines} line(s)); "
+            "its own error is not in these logs: diagnose rank {peer}'s log and plog"
+        ),
+    },
+    "zh": {
+        "nothing": "未发现已知的昇腾故障原因。",
+        "not_ascend": "这不是昇腾故障：{title}。",
+        "no_failure": "未发生故障：{title}。",
+        "started": "首先出现在 {origin}；另有 {count} 个{unit}在等待它时超时",
+        "ranks": "rank",
+        "files": "文件",
+        "rank_at": "rank {rank}（{path}:{line}）",
+        "waiting": (
+            "{count} 个 rank 在等待 rank {peer} 时超时（{lines} 行日志指向它）；"
+            "这些日志中没有它自身的报错：请诊断 rank {peer} 的日志和 plog"
+        ),
+    },
+}
+
+
+def message(report: Report, key: str, **values: object) -> str:
+    """A fixed report sentence in the report's language."""
+    catalog = MESSAGES.get(report.lang, MESSAGES["en"])
+    return catalog[key].format(**values)
+
 
 class Renderer(Protocol):
     """Formats a report; no filtering, exit codes or environment reads."""
@@ -38,9 +73,13 @@ def spread(report: Report) -> str:
     victims.discard(first.path)
     if not victims:
         return ""
-    unit = "ranks" if any(isinstance(v, int) for v in victims) else "files"
-    origin = f"rank {first.rank} ({first.path}:{first.line})" if first.rank is not None else where(top)
-    return f"started on {origin}; {len(victims)} other {unit} timed out waiting for it"
+    unit = message(report, "ranks" if any(isinstance(v, int) for v in victims) else "files")
+    origin = (
+        message(report, "rank_at", rank=first.rank, path=first.path, line=first.line)
+        if first.rank is not None
+        else where(top)
+    )
+    return message(report, "started", origin=origin, count=len(victims), unit=unit)
 
 
 def _waiting_only(report: Report, top: Finding) -> str:
@@ -49,21 +88,16 @@ def _waiting_only(report: Report, top: Finding) -> str:
         return ""
     peer, count = report.waited_for
     waiting = len(top.ranks) or len(top.paths)
-    return (
-        f"{waiting} rank(s) timed out waiting for rank {peer} (named in {count} line(s)); "
-        f"its own error is not in these logs: diagnose rank {peer}'s log and plog"
-    )
+    return message(report, "waiting", count=waiting, peer=peer, lines=count)
 
 
 def verdict(report: Report) -> str:
     """One line saying what went wrong, or that nothing Ascend-related was found."""
     if not report.findings:
-        return "No known Ascend failure cause found."
+        return message(report, "nothing")
     top = report.findings[0]
     title = top.rule.title.get(report.lang)
-    if top.rule.category == "not_ascend":
-        return f"This is not an Ascend failure: {title}."
-    if top.rule.category == "no_failure":
-        return f"No failure: {title}."
+    if top.rule.category in ("not_ascend", "no_failure"):
+        return message(report, top.rule.category, title=title)
     started = spread(report)
     return f"{title} — {started}" if started else f"{title} ({where(top)})"

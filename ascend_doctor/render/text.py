@@ -1,4 +1,7 @@
-"""The terminal report: ranked causes with fix, env remedies and evidence. Log text is never markup."""
+"""The terminal report: the verdict first, then ranked causes with fix, env remedies and evidence.
+
+Log text is printed as plain `Text`, never parsed as markup: `[ERROR]` and `[bold]` stay literal.
+"""
 
 from __future__ import annotations
 
@@ -14,36 +17,37 @@ DETAILED = 3
 EVIDENCE_SHOWN = 5
 LABELS = {
     "en": {
+        "diagnosis": "Diagnosis",
         "cause": "Cause",
         "fix": "Fix",
         "env": "Env",
         "evidence": "Evidence",
-        "of": "consequence of",
+        "consequence": "consequence of",
         "symptom": "symptom of",
+        "seen": "seen {count}×",
+        "files": "in {count} files",
+        "also": "also matched: {ids}",
+        "more": "… and {count} more line(s)",
+        "footer": "ascend-doctor {version}: read {inputs} input(s), {lines:,} lines, {rules} rules",
+        "skipped": "; skipped {count} (listed on stderr)",
     },
     "zh": {
+        "diagnosis": "诊断",
         "cause": "原因",
         "fix": "修复",
         "env": "环境变量",
         "evidence": "证据",
-        "of": "由此引起：",
+        "consequence": "由此引起：",
         "symptom": "症状，源自",
+        "seen": "出现 {count} 次",
+        "files": "分布在 {count} 个文件",
+        "also": "同时匹配：{ids}",
+        "more": "…… 另有 {count} 行",
+        "footer": "ascend-doctor {version}：读取 {inputs} 个输入，{lines:,} 行，{rules} 条规则",
+        "skipped": "；跳过 {count} 个（见 stderr）",
     },
 }
 SEVERITY_STYLE = {"error": "bold red", "warning": "yellow", "info": "cyan"}
-
-
-def _seen(finding: Finding) -> str:
-    parts = [f"seen {finding.count}×"]
-    if len(finding.paths) > 1:
-        parts.append(f"in {len(finding.paths)} files")
-    if finding.ranks:
-        shown = ", ".join(str(rank) for rank in finding.ranks[:8])
-        more = f" (+{len(finding.ranks) - 8})" if len(finding.ranks) > 8 else ""
-        parts.append(f"rank{'s' if len(finding.ranks) > 1 else ''} {shown}{more}")
-    if finding.also:
-        parts.append(f"(also matched: {', '.join(finding.also)})")
-    return " ".join(parts)
 
 
 class TextRenderer:
@@ -68,29 +72,27 @@ class TextRenderer:
     def render(self, report: Report, stream: TextIO) -> None:
         console = self._console(stream)
         labels = LABELS.get(report.lang, LABELS["en"])
-        read = [record for record in report.inputs if not record.skipped]
-        lines = sum(record.lines for record in read)
-        console.print(
-            Text(
-                f"ascend-doctor {report.tool_version}: {len(read)} input(s), {lines:,} lines, "
-                f"{report.rule_count} rules",
-                style="dim",
-            )
-        )
+        headline = Text(f"{labels['diagnosis']}: ", style="bold")
+        headline.append(verdict(report), style="bold red" if report.findings else "bold green")
+        console.print(headline)
         for position, finding in enumerate(report.findings, start=1):
             console.print()
-            self._finding(
-                console,
-                finding,
-                position,
-                position <= DETAILED and finding.role == "cause",
-                report,
-                labels,
-            )
+            detailed = position <= DETAILED and finding.role == "cause"
+            self._finding(console, finding, position, detailed, report, labels)
         console.print()
-        summary = Text("Diagnosis: ", style="bold")
-        summary.append(verdict(report))
-        console.print(summary)
+        console.print(Text(self._footer(report, labels), style="dim"))
+
+    @staticmethod
+    def _footer(report: Report, labels: dict[str, str]) -> str:
+        read = [record for record in report.inputs if not record.skipped]
+        footer = labels["footer"].format(
+            version=report.tool_version,
+            inputs=len(read),
+            lines=sum(record.lines for record in read),
+            rules=report.rule_count,
+        )
+        skipped = len(report.inputs) - len(read)
+        return footer + (labels["skipped"].format(count=skipped) if skipped else "")
 
     def _finding(
         self,
@@ -106,29 +108,36 @@ class TextRenderer:
         head = Text(f"{position}. ", style="bold")
         head.append(rule.title.get(lang), style="bold")
         if finding.related_to:
-            relation = labels["of"] if finding.role == "consequence" else labels["symptom"]
-            head.append(f"  ({relation} {finding.related_to})", style="dim")
+            head.append(f"  ({labels[finding.role]} {finding.related_to})", style="dim")
         console.print(head)
         meta = Text("   ")
         meta.append(rule.severity.value, style=SEVERITY_STYLE[rule.severity.value])
-        meta.append(
-            f" · {rule.category} · {rule.id} · confidence {finding.confidence:.2f} · {_seen(finding)}",
-            style="dim",
-        )
+        facts = (rule.category, rule.id, f"confidence {finding.confidence:.2f}", _seen(finding, labels))
+        meta.append(" · " + " · ".join(facts), style="dim")
         console.print(meta)
-        if position == 1:
-            started = spread(report)
-            if started:
-                console.print(Text(f"   {started[0].upper()}{started[1:]}.", style="bold"))
+        started = spread(report) if position == 1 else ""
+        if started:
+            console.print(Text(f"   {started[0].upper()}{started[1:]}.", style="bold"))
         if detailed:
-            self._prose(console, f"{labels['cause']}:", rule.cause.get(lang))
-            self._prose(console, f"{labels['fix']}:", rule.fix.get(lang), style="green")
-            for remedy in rule.env:
-                line = Text(f"   {labels['env']}: ", style="bold")
-                line.append(f"export {remedy.name}={remedy.value}", style="bold green")
-                line.append(f"   # {remedy.why.get(lang)}", style="dim")
-                console.print(line)
-        shown = finding.evidence[: EVIDENCE_SHOWN if detailed else 2]
+            self._details(console, finding, labels, lang)
+        self._evidence(console, finding, labels, EVIDENCE_SHOWN if detailed else 2)
+
+    @staticmethod
+    def _details(console: Console, finding: Finding, labels: dict[str, str], lang: str) -> None:
+        rule = finding.rule
+        for label, body, style in ((labels["cause"], rule.cause, ""), (labels["fix"], rule.fix, "green")):
+            line = Text(f"   {label}: ", style="bold")
+            line.append(body.get(lang).strip(), style=style)
+            console.print(line)
+        for remedy in rule.env:
+            line = Text(f"   {labels['env']}: ", style="bold")
+            line.append(f"export {remedy.name}={remedy.value}", style="bold green")
+            line.append(f"   # {remedy.why.get(lang)}", style="dim")
+            console.print(line)
+
+    @staticmethod
+    def _evidence(console: Console, finding: Finding, labels: dict[str, str], shown_count: int) -> None:
+        shown = finding.evidence[:shown_count]
         console.print(Text(f"   {labels['evidence']}:", style="bold"))
         for evidence in shown:
             line = Text(f"     {evidence.path}:{evidence.line}", style="cyan")
@@ -138,10 +147,19 @@ class TextRenderer:
             line.append(evidence.text)
             console.print(line)
         if finding.count > len(shown):
-            console.print(Text(f"     … and {finding.count - len(shown)} more line(s)", style="dim"))
+            console.print(
+                Text(f"     {labels['more'].format(count=finding.count - len(shown))}", style="dim")
+            )
 
-    @staticmethod
-    def _prose(console: Console, label: str, body: str, style: str = "") -> None:
-        line = Text(f"   {label} ", style="bold")
-        line.append(body.strip(), style=style)
-        console.print(line)
+
+def _seen(finding: Finding, labels: dict[str, str]) -> str:
+    parts = [labels["seen"].format(count=finding.count)]
+    if len(finding.paths) > 1:
+        parts.append(labels["files"].format(count=len(finding.paths)))
+    if finding.ranks:
+        shown = ", ".join(str(rank) for rank in finding.ranks[:8])
+        more = f" (+{len(finding.ranks) - 8})" if len(finding.ranks) > 8 else ""
+        parts.append(f"rank{'s' if len(finding.ranks) > 1 else ''} {shown}{more}")
+    if finding.also:
+        parts.append(f"({labels['also'].format(ids=', '.join(finding.also))})")
+    return " ".join(parts)
