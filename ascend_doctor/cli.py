@@ -15,6 +15,8 @@ from ascend_doctor.config import (
     cpu_count,
     default_language,
     default_log_places,
+    github_step_summary,
+    in_github_actions,
     stdin_is_terminal,
 )
 from ascend_doctor.engine import ScanOptions, diagnose
@@ -28,6 +30,7 @@ from ascend_doctor.sources import STDIN
 FAIL_ON = ("error", "warning", "info", "never")
 DEBUG_KEY = "ascend_doctor.debug"
 MAX_SKIP_NOTICES = 20
+STEP_SUMMARY_LIMIT = 1024 * 1024  # GitHub drops a step's job summary above 1 MiB
 DIAGNOSE_EPILOG = """\b
 Examples:
   ascend-doctor diagnose train.log
@@ -164,23 +167,38 @@ def _total_size(paths: Sequence[str]) -> int | None:
     return total
 
 
-def _write(report: Report, fmt: str, output: str, color: bool | None) -> None:
+def _write(report: Report, fmt: str, output: str, color: bool | None, rulebase: RuleBase) -> None:
     renderer_class = RENDERERS[fmt]
     if output == "-":
         stream: TextIO = click.get_text_stream("stdout")
         use_color = stream.isatty() if color is None else color
-        _render(renderer_class, report, stream, use_color)
+        _render(renderer_class, report, stream, use_color, rulebase)
         return
     try:
         with open(output, "w", encoding="utf-8") as handle:
-            _render(renderer_class, report, handle, False)
+            _render(renderer_class, report, handle, False, rulebase)
     except OSError as exc:
         raise InputError(f"cannot write {output}: {exc.strerror or exc}") from None
 
 
-def _render(renderer_class: Any, report: Report, stream: TextIO, color: bool) -> None:
-    renderer = renderer_class(color=color) if renderer_class.name == "text" else renderer_class()
-    renderer.render(report, stream)
+def _render(renderer_class: Any, report: Report, stream: TextIO, color: bool, rulebase: RuleBase) -> None:
+    options = {"text": {"color": color}, "sarif": {"rules": rulebase.rules}}.get(renderer_class.name, {})
+    renderer_class(**options).render(report, stream)
+
+
+def _annotate_github_job(report: Report) -> None:
+    """In GitHub Actions the text report also annotates the job and appends the job summary."""
+    RENDERERS["github"]().render(report, click.get_text_stream("stdout"))
+    summary = github_step_summary()
+    if not summary:
+        return
+    try:
+        with open(summary, "a", encoding="utf-8") as handle:
+            room = STEP_SUMMARY_LIMIT - os.fstat(handle.fileno()).st_size
+            RENDERERS["markdown"](max_bytes=room).render(report, handle)
+    except OSError as exc:
+        message = f"cannot write the job summary {summary}: {exc.strerror or exc}"
+        click.echo(f"ascend-doctor: warning: {message}", err=True)
 
 
 @cli.command("diagnose", epilog=DIAGNOSE_EPILOG)
@@ -278,7 +296,9 @@ def diagnose_command(
     missing = _notify_inputs(report)
     code = _exit_code(report, fail_on, exit_zero, missing)
     try:
-        _write(report, fmt, output, color)
+        _write(report, fmt, output, color, rulebase)
+        if fmt == "text" and in_github_actions():
+            _annotate_github_job(report)
     except BrokenPipeError:
         silence_stdout()
     sys.exit(int(code))

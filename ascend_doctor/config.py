@@ -42,6 +42,12 @@ def in_github_actions(environ: Mapping[str, str] | None = None) -> bool:
     return env.get("GITHUB_ACTIONS") == "true"
 
 
+def github_step_summary(environ: Mapping[str, str] | None = None) -> str | None:
+    """The file GitHub Actions renders as this step's job summary, when there is one."""
+    env = os.environ if environ is None else environ
+    return env.get("GITHUB_STEP_SUMMARY") or None
+
+
 def cpu_count() -> int:
     try:
         return max(1, len(os.sched_getaffinity(0)))
