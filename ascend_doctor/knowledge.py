@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from functools import lru_cache
 from importlib import resources
+from typing import Any
 
 import yaml
 
@@ -22,24 +23,40 @@ class EnvVar:
     values: str
     when: Text
     sources: tuple[str, ...]
+    aliases: tuple[str, ...] = ()
+
+
+def _env_var(entry: dict[str, Any]) -> EnvVar:
+    return EnvVar(
+        name=entry["name"],
+        layer=entry.get("layer", ""),
+        meaning=Text(**entry["meaning"]),
+        default=str(entry.get("default", "")),
+        values=str(entry.get("values", "")),
+        when=Text(**entry["when"]),
+        sources=tuple(entry.get("sources", ())),
+        aliases=tuple(entry.get("aliases", ())),
+    )
 
 
 @lru_cache(maxsize=1)
 def env_vars() -> dict[str, EnvVar]:
     """Name -> EnvVar, from the packaged knowledge/env_vars.yaml."""
     path = resources.files("ascend_doctor").joinpath("knowledge", "env_vars.yaml")
-    if not path.is_file():
-        return {}
     entries = yaml.safe_load(path.read_text("utf-8"))["env_vars"]
-    result = {}
-    for entry in entries:
-        result[entry["name"]] = EnvVar(
-            name=entry["name"],
-            layer=entry.get("layer", ""),
-            meaning=Text(**entry["meaning"]),
-            default=str(entry.get("default", "")),
-            values=str(entry.get("values", "")),
-            when=Text(**entry["when"]),
-            sources=tuple(entry.get("sources", ())),
-        )
-    return result
+    return {entry["name"]: _env_var(entry) for entry in entries}
+
+
+@lru_cache(maxsize=1)
+def _by_upper_name() -> dict[str, EnvVar]:
+    return {name.upper(): var for var in env_vars().values() for name in (var.name, *var.aliases)}
+
+
+def find_env_var(name: str) -> EnvVar | None:
+    """The variable called `name` or aliased so, ignoring case (`hccl_connect_timeout` works)."""
+    return _by_upper_name().get(name.strip().upper())
+
+
+def env_var_names() -> list[str]:
+    """Every name `find_env_var` knows, aliases included."""
+    return [name for var in env_vars().values() for name in (var.name, *var.aliases)]
