@@ -1,88 +1,188 @@
-"""`ascend-doctor explain CODE|RULE_ID|ENV_VAR`: offline explanation from the rule base."""
+"""`ascend-doctor explain CODE|RULE_ID|ENV_VAR`: offline explanation from the rule base and the knowledge."""
 
 from __future__ import annotations
 
 import difflib
+import json
+import sys
+from dataclasses import asdict, dataclass
+from typing import Any, Callable
 
 import click
+import regex
+from rich.cells import cell_len
 from rich.console import Console
 from rich.text import Text
 
 from ascend_doctor.cli import cli
-from ascend_doctor.cli_rules import print_rule
+from ascend_doctor.cli_rules import print_rule, rule_dict
 from ascend_doctor.config import LANGUAGES, default_language
 from ascend_doctor.errors import ConfigError
-from ascend_doctor.knowledge import EnvVar, env_vars
+from ascend_doctor.knowledge import EnvVar, env_var_names, find_env_var
 from ascend_doctor.model import Rule
 from ascend_doctor.rulebase import RuleBase, load_rulebase
+
+# What an error code looks like (EL0004, EZ9999, 507015, ERR02011): only such queries are looked
+# up in the rules' examples and patterns, so a plain word never matches half the rule base.
+CODE_SHAPE = regex.compile(r"[A-Z]{0,4}\d{4,}")
+
+LABELS = {
+    "en": {
+        "meaning": "meaning:",
+        "default": "default:",
+        "values": "values:",
+        "when": "change it:",
+        "source": "source:",
+        "aliases": "also read:",
+        "remedy": "remedy in:",
+        "mentioned": "see also:",
+    },
+    "zh": {
+        "meaning": "含义：",
+        "default": "默认值：",
+        "values": "取值：",
+        "when": "何时修改：",
+        "source": "来源：",
+        "aliases": "别名：",
+        "remedy": "推荐于：",
+        "mentioned": "另见：",
+    },
+}
+
+
+@dataclass(frozen=True)
+class Explanation:
+    """What `explain` found for one query: an environment variable and/or the rules about it."""
+
+    query: str
+    env_var: EnvVar | None
+    rules: list[Rule]
+
+    def as_json(self) -> dict[str, Any]:
+        return {
+            "query": self.query,
+            "env_var": asdict(self.env_var) if self.env_var else None,
+            "rules": [rule_dict(rule) for rule in self.rules],
+        }
 
 
 def _normal(code: str) -> str:
     return code.strip().upper()
 
 
+def _mentioned_in(code: str, texts: Callable[[Rule], tuple[str, ...]], rules: list[Rule]) -> list[Rule]:
+    """The rules where `code` appears as a whole token in one of `texts(rule)`, ignoring case."""
+    token = regex.compile(rf"(?<![A-Z0-9]){regex.escape(code)}(?![A-Z0-9])", regex.IGNORECASE)
+    return [rule for rule in rules if any(token.search(text.replace("\\b", " ")) for text in texts(rule))]
+
+
 def rules_for(rulebase: RuleBase, code: str) -> list[Rule]:
-    """Rules that are, or explain, `code`: by id or alias, then by their `codes`."""
-    rule = rulebase.find(code.strip())
+    """Rules that are `code` (id or alias), list it in `codes`, else show it in examples, else in patterns."""
+    rule = rulebase.find(code.strip().lower())
     if rule is not None:
         return [rule]
     wanted = _normal(code)
-    return [r for r in rulebase.rules if wanted in (_normal(c) for c in r.codes)]
+    listed = [r for r in rulebase.rules if wanted in {_normal(c) for c in r.codes}]
+    if listed or not CODE_SHAPE.fullmatch(wanted):
+        return listed
+    return _mentioned_in(wanted, lambda r: r.examples.match, rulebase.rules) or _mentioned_in(
+        wanted, lambda r: r.patterns, rulebase.rules
+    )
 
 
-def _print_env(var: EnvVar, lang: str, referenced_by: list[Rule]) -> None:
-    console = Console(markup=False, highlight=False)
-    console.print(Text(f"{var.name} ({var.layer})", style="bold"))
-    for label, value in (
-        ("meaning", var.meaning.get(lang)),
-        ("default", var.default),
-        ("values", var.values),
-        ("change it", var.when.get(lang)),
-    ):
-        if value:
-            console.print(Text(f"  {label + ':':<12}{value}"))
-    for source in var.sources:
-        console.print(Text(f"  {'source:':<12}{source}"))
-    for rule in referenced_by:
-        remedy = next(e for e in rule.env if e.name == var.name)
-        console.print(Text(f"  {'remedy in:':<12}{rule.id}: export {var.name}={remedy.value}"))
+def _names(var: EnvVar) -> set[str]:
+    return {name.upper() for name in (var.name, *var.aliases)}
+
+
+def _rules_about(rulebase: RuleBase, var: EnvVar) -> list[Rule]:
+    """Rules that recommend `var` as a remedy or list it among their codes."""
+    names = _names(var)
+    return [
+        rule
+        for rule in rulebase.rules
+        if names & {remedy.name.upper() for remedy in rule.env} or names & {_normal(c) for c in rule.codes}
+    ]
 
 
 def _suggestions(rulebase: RuleBase, code: str) -> list[str]:
-    known = {c for rule in rulebase.rules for c in rule.codes} | {r.id for r in rulebase.rules}
-    known |= set(env_vars())
+    known = {c for rule in rulebase.rules for c in rule.codes}
+    known |= {name for rule in rulebase.rules for name in (rule.id, *rule.aliases)}
+    known |= set(env_var_names())
     by_upper = {k.upper(): k for k in known}
-    close = difflib.get_close_matches(_normal(code), list(by_upper), n=5, cutoff=0.6)
+    close = difflib.get_close_matches(_normal(code), list(by_upper), n=3, cutoff=0.5)
     return [by_upper[c] for c in close]
+
+
+def explain(rulebase: RuleBase, query: str) -> Explanation:
+    """Look `query` up as an environment variable, a rule id or alias, or an error code."""
+    var = find_env_var(query)
+    rules = _rules_about(rulebase, var) if var else rules_for(rulebase, query)
+    if var is None and not rules:
+        nearest = _suggestions(rulebase, query)
+        hint = f"nearest known: {', '.join(nearest)}" if nearest else "see: ascend-doctor rules list"
+        raise ConfigError(f"unknown error code, rule id or environment variable {query.strip()!r}; {hint}")
+    return Explanation(query=query.strip(), env_var=var, rules=rules)
+
+
+def _console() -> Console:
+    return Console(markup=False, highlight=False, soft_wrap=not sys.stdout.isatty())
+
+
+def _print_env(var: EnvVar, lang: str, rules: list[Rule]) -> None:
+    label = LABELS[lang]
+    console = _console()
+    console.print(Text(f"{var.name} ({var.layer})", style="bold"))
+
+    def line(key: str, value: str) -> None:
+        if value:
+            console.print(Text(f"  {label[key]}{' ' * (12 - cell_len(label[key]))}{value}"))
+
+    line("aliases", ", ".join(var.aliases))
+    line("meaning", var.meaning.get(lang))
+    line("default", var.default)
+    line("values", var.values)
+    line("when", var.when.get(lang))
+    for source in var.sources:
+        line("source", source)
+    for rule in rules:
+        remedy = next((e for e in rule.env if e.name.upper() in _names(var)), None)
+        if remedy is None:
+            line("mentioned", f"{rule.id}: {rule.title.get(lang)}")
+        else:
+            line("remedy", f"{rule.id}: export {remedy.name}={remedy.value}   # {remedy.why.get(lang)}")
+
+
+def _print_text(found: Explanation, lang: str) -> None:
+    if found.env_var is not None:
+        _print_env(found.env_var, lang, found.rules)
+        return
+    for index, rule in enumerate(found.rules):
+        if index:
+            click.echo()
+        print_rule(rule, lang)
 
 
 @cli.command("explain")
 @click.argument("code")
 @click.option("--rules", "rules_dirs", multiple=True, metavar="DIR", help="Also load the rules in DIR.")
+@click.option("-f", "--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
 @click.option("--lang", type=click.Choice(LANGUAGES), default=None, help="Language (default: from LANG).")
-def explain_command(code: str, rules_dirs: tuple[str, ...], lang: str | None) -> None:
+def explain_command(code: str, rules_dirs: tuple[str, ...], fmt: str, lang: str | None) -> None:
     """Explain an error code, a rule id or an environment variable, offline.
+
+    Codes are matched ignoring case; a code no rule lists is looked up in the rules' examples and
+    patterns. An unknown query exits 2 and names the nearest known codes.
 
     \b
     Examples:
       ascend-doctor explain EL0004
       ascend-doctor explain 507015
       ascend-doctor explain ERR02011
-      ascend-doctor explain HCCL_CONNECT_TIMEOUT
-      ascend-doctor explain hccl.collective-bool-dtype
+      ascend-doctor explain HCCL_CONNECT_TIMEOUT --lang zh
+      ascend-doctor explain hccl.collective-bool-dtype --format json
     """
-    language = lang or default_language()
-    rulebase = load_rulebase(rules_dirs)
-    var = env_vars().get(code.strip().upper())
-    rules = rules_for(rulebase, code)
-    if var is not None:
-        _print_env(var, language, [r for r in rulebase.rules if any(e.name == var.name for e in r.env)])
+    found = explain(load_rulebase(rules_dirs), code)
+    if fmt == "json":
+        click.echo(json.dumps(found.as_json(), ensure_ascii=False, indent=2))
         return
-    if not rules:
-        nearest = _suggestions(rulebase, code)
-        hint = f"; nearest known: {', '.join(nearest)}" if nearest else ""
-        raise ConfigError(f"unknown code, rule id or environment variable {code!r}{hint}")
-    for index, rule in enumerate(rules):
-        if index:
-            click.echo()
-        print_rule(rule, language)
+    _print_text(found, lang or default_language())
