@@ -85,9 +85,8 @@ def rules_for(rulebase: RuleBase, code: str) -> list[Rule]:
     listed = [r for r in rulebase.rules if wanted in {_normal(c) for c in r.codes}]
     if listed or not CODE_SHAPE.fullmatch(wanted):
         return listed
-    return _mentioned_in(wanted, lambda r: r.examples.match, rulebase.rules) or _mentioned_in(
-        wanted, lambda r: r.patterns, rulebase.rules
-    )
+    in_examples = _mentioned_in(wanted, lambda r: r.examples.match, rulebase.rules)
+    return in_examples or _mentioned_in(wanted, lambda r: r.patterns, rulebase.rules)
 
 
 def _names(var: EnvVar) -> set[str]:
