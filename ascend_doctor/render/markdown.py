@@ -12,7 +12,7 @@ from typing import TextIO
 
 from ascend_doctor.model import Finding, InputRecord, Report
 from ascend_doctor.render.advice import evidence_line, export_line, labels
-from ascend_doctor.render.base import spread, verdict
+from ascend_doctor.render.base import verdict
 
 _SPECIAL = re.compile(r"([\\`*_\[\]|~$])")
 _CODE_SPAN = re.compile(r"(`[^`]+`)")
@@ -117,9 +117,6 @@ def blocks(report: Report, budget: Budget, note: str = "") -> list[str]:
     """The document as self-contained Markdown blocks, so it can be cut between any two."""
     read = sum(1 for record in report.inputs if not record.skipped)
     head = f"## ascend-doctor: {inline(verdict(report))}\n"
-    started = spread(report)
-    if started:
-        head += f"\n{inline(started[0].upper() + started[1:])}.\n"
     head += (
         f"\n{len(report.findings)} finding(s) · {read} input(s) read, {len(report.inputs) - read} skipped"
         f" · {report.rule_count} rules · ascend-doctor {inline(report.tool_version)}\n"
