@@ -11,7 +11,6 @@ from ascend_doctor.render import RENDERERS
 from tests.conftest import run_cli
 
 OOM_LOG = "step 10 loss 2.3\nEL0004: Failed to allocate memory. ::add-mask::secret\n"
-NOT_IN_ACTIONS = {"GITHUB_ACTIONS": None, "GITHUB_STEP_SUMMARY": None}  # type: ignore[dict-item]
 
 
 @pytest.fixture()
@@ -24,7 +23,7 @@ def log(tmp_path: Path) -> Path:
 @pytest.mark.parametrize("fmt", sorted(RENDERERS))
 def test_output_file_and_exit_codes(fmt: str, log: Path, tmp_path: Path) -> None:
     out = tmp_path / f"report.{fmt}"
-    result = run_cli("diagnose", "-f", fmt, "-o", str(out), str(log), env=NOT_IN_ACTIONS)
+    result = run_cli("diagnose", "-f", fmt, "-o", str(out), str(log))
     assert (result.exit_code, result.stdout) == (1, "")
     assert "memory.el0004-alloc-failed" in out.read_text(encoding="utf-8")
     assert run_cli("diagnose", "-f", fmt, "--exit-zero", str(log)).exit_code == 0
@@ -36,7 +35,7 @@ def test_output_file_and_exit_codes(fmt: str, log: Path, tmp_path: Path) -> None
 def test_a_healthy_log_exits_0_in_every_format(fmt: str, tmp_path: Path) -> None:
     healthy = tmp_path / "ok.log"
     healthy.write_text("epoch 1 loss 0.5\ntraining finished\n", encoding="utf-8")
-    result = run_cli("diagnose", "-f", fmt, str(healthy), env=NOT_IN_ACTIONS)
+    result = run_cli("diagnose", "-f", fmt, str(healthy))
     assert result.exit_code == 0 and result.stdout
 
 
@@ -55,7 +54,7 @@ def test_in_github_actions_text_also_annotates_and_writes_the_summary(log: Path,
 
 
 def test_outside_github_actions_text_has_no_annotations(log: Path, tmp_path: Path) -> None:
-    result = run_cli("diagnose", str(log), env=NOT_IN_ACTIONS)
+    result = run_cli("diagnose", str(log))
     assert "::error" not in result.stdout and "::stop-commands::" not in result.stdout
 
 
