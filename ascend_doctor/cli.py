@@ -194,7 +194,7 @@ def _annotate_github_job(report: Report) -> None:
         return
     try:
         with open(summary, "a", encoding="utf-8") as handle:
-            room = STEP_SUMMARY_LIMIT - os.fstat(handle.fileno()).st_size
+            room = max(0, STEP_SUMMARY_LIMIT - os.fstat(handle.fileno()).st_size)
             RENDERERS["markdown"](max_bytes=room).render(report, handle)
     except OSError as exc:
         message = f"cannot write the job summary {summary}: {exc.strerror or exc}"

@@ -132,11 +132,14 @@ def _size(parts: list[str]) -> int:
 def fit(parts: list[str], max_bytes: int) -> list[str]:
     """Keep whole blocks from the start while they fit, and say how many were left out."""
     kept: list[str] = []
+    used = 0
     for index, part in enumerate(parts):
         omitted = f"*… {len(parts) - index} more section(s) left out to stay under {max_bytes:,} bytes.*\n"
-        if _size([*kept, part, omitted]) > max_bytes:
+        cost = len(part.encode("utf-8")) + 1  # + the newline that joins it to the next block
+        if used + cost + len(omitted.encode("utf-8")) > max_bytes:
             return [*kept, omitted]
         kept.append(part)
+        used += cost
     return kept
 
 
