@@ -27,10 +27,10 @@ _TIME = re.compile(
     r"(?:[.,](?P<ms>\d{1,6}))?(?:\.(?P<us>\d{3}))?"
 )
 _PLOG = re.compile(
-    r"^\[(?P<level>ERROR|WARNING|INFO|DEBUG|EVENT|TRACE)\]\s+(?P<module>[A-Z][\w-]*)\(\d+,[^)]*\):"
+    r"^\[(?P<level>ERROR|WARNING|INFO|DEBUG|EVENT|TRACE)\]\s+(?P<module>[A-Z][\w-]*)\(-?\d+,[^)]*\):"
 )
 _PLOG_FULL = re.compile(
-    r"^\[(?P<level>[A-Z]+)\]\s+(?P<module>[A-Z][\w-]*)\((?P<pid>\d+),(?P<pname>[^)]*)\):"
+    r"^\[(?P<level>[A-Z]+)\]\s+(?P<module>[A-Z][\w-]*)\((?P<pid>-?\d+),(?P<pname>[^)]*)\):"
     r"(?P<time>\S+)\s+(?:\[(?P<where>[^\]]*)\])?(?P<tid>\d+)?\s*(?P<message>.*)$"
 )
 _PLOG_MATCHED_LEVELS = frozenset({"ERROR", "WARNING"})
