@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import regex
 
 from ascend_doctor.knowledge import env_vars, find_env_var
 from ascend_doctor.rulebase import load_rulebase
@@ -195,3 +196,4 @@ def test_every_knowledge_entry_is_complete_in_both_languages() -> None:
         for text in (var.meaning, var.when):
             assert text.en and text.zh, var.name
             assert any("\u4e00" <= char <= "\u9fff" for char in text.zh), var.name
+            assert not regex.search(r"\p{Han} \p{Han}", text.zh), f"{var.name}: YAML folding split Chinese"
