@@ -230,7 +230,7 @@ def _annotate_github_job(report: Report) -> None:
 @click.option(
     "--fail-on",
     type=click.Choice(FAIL_ON),
-    default="warning",
+    default="error",
     show_default=True,
     envvar="ASCEND_DOCTOR_FAIL_ON",
     help="Lowest severity that makes the exit code 1.",

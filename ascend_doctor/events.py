@@ -18,7 +18,7 @@ _PREFIX = re.compile(
     )""",
     re.VERBOSE,
 )
-_RANK_IN_LINE = re.compile(r"RankID:\s?(\d+)\)|\[Rank\s?(\d+)\]|\brank\[(\d+)\]")
+_RANK_IN_LINE = re.compile(r"RankID:\s?(\d+)\)|\[Rank\s?(\d+)\]")
 _RANK_IN_PATH = re.compile(r"^(?:rank|worker)[_-]?(\d+)(?:\.[\w.]+)?$", re.IGNORECASE)
 _REMOTE_RANK = re.compile(r"remote[ _]?rank\s*(?:\[|:|=|\s)\s*(\d+)", re.IGNORECASE)
 _TIME_BYTES = re.compile(rb"20\d\d-\d\d-\d\d[ T-]\d\d:\d\d:\d\d(?:[.,]\d{1,6})?(?:\.\d{3})?")

@@ -139,6 +139,7 @@ class Finding:
     related_to: str | None = None
     fingerprint: str = ""
     also: tuple[str, ...] = ()
+    env: tuple[EnvRemedy, ...] = ()
 
 
 @dataclass(frozen=True)

@@ -1,7 +1,7 @@
 """Matches -> ranked findings: one finding per cause, the real cause first.
 
-Matches are grouped by rule, then groups of the same category are folded into the best-ranked
-one (two OOM rules firing on one OOM are one cause; HCCL timeouts on seven ranks are one
+Matches are grouped by rule, then groups of the same category and severity are folded into the
+best-ranked one (two OOM rules firing on one OOM are one cause; HCCL timeouts on seven ranks are one
 consequence). The ranking key, best first:
   1. severity (error, warning, info)
   2. victims last: an HCCL timeout is what ranks print while waiting for the rank that failed
@@ -19,10 +19,10 @@ import hashlib
 import re
 from collections import Counter
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from ascend_doctor.events import remote_rank
-from ascend_doctor.model import Evidence, Finding, Kind, Match, Rule, Severity
+from ascend_doctor.model import EnvRemedy, Evidence, Finding, Kind, Match, Rule, Severity
 
 VICTIM_CATEGORIES = frozenset({"hccl_timeout"})
 MAX_EVIDENCE = 10
@@ -77,12 +77,13 @@ def fingerprint(rule: Rule, evidence: Evidence) -> str:
 
 
 def _fold_by_category(groups: list[_Group], clock: _Clock) -> list[_Group]:
-    """Groups arrive best first; later groups of a category fold into the first one."""
-    kept: dict[str, _Group] = {}
+    """Groups arrive best first; later groups of a category and severity fold into the first one."""
+    kept: dict[tuple[str, str], _Group] = {}
     for group in groups:
-        best = kept.get(group.rule.category)
+        cause = (group.rule.category, group.rule.severity.value)
+        best = kept.get(cause)
         if best is None:
-            kept[group.rule.category] = group
+            kept[cause] = group
             continue
         best.also.append(group.rule.id)
         lines = {(m.input_index, m.evidence.line) for m in best.matches}
@@ -101,6 +102,16 @@ def _role(rule: Rule, top: Rule) -> tuple[str, str | None]:
     return "cause", None
 
 
+def resolve_env(rule: Rule, evidence: Evidence) -> tuple[EnvRemedy, ...]:
+    """The rule's remedies, each value taken from the log where the pattern captured a group
+    named like the variable (`(?P<LD_PRELOAD>/usr/lib/.../libgomp.so.1)`)."""
+    captured = dict(evidence.captures)
+    return tuple(
+        replace(remedy, value=captured[remedy.name]) if captured.get(remedy.name) else remedy
+        for remedy in rule.env
+    )
+
+
 def _finding(group: _Group, top: Rule) -> Finding:
     role, related = _role(group.rule, top)
     matches = group.matches
@@ -116,6 +127,7 @@ def _finding(group: _Group, top: Rule) -> Finding:
         related_to=related,
         fingerprint=fingerprint(group.rule, matches[0].evidence),
         also=tuple(group.also),
+        env=resolve_env(group.rule, next(m.evidence for m in matches if m.rule_id == group.rule.id)),
     )
 
 

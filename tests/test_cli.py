@@ -137,3 +137,26 @@ def test_chinese_report(tmp_path: Path) -> None:
 def test_unknown_format_is_a_usage_error(tmp_path: Path) -> None:
     result = run_cli("diagnose", "--format", "yaml", "x.log")
     assert result.exit_code == 2
+
+
+def test_env_remedy_value_comes_from_the_log(tmp_path: Path) -> None:
+    line = "ImportError: /opt/conda/lib/python3.9/site-packages/torch/lib/libgomp-6e1a1d1b.so.1.0.0: cannot allocate memory in static TLS block"
+    log = write(tmp_path, "train.log", line + "\n")
+    report, _ = diagnose_json(str(log))
+    remedies = {env["name"]: env["value"] for env in report["findings"][0]["env"]}
+    assert (
+        remedies["LD_PRELOAD"] == "/opt/conda/lib/python3.9/site-packages/torch/lib/libgomp-6e1a1d1b.so.1.0.0"
+    )
+    text = run_cli("diagnose", str(log)).stdout
+    assert (
+        "export LD_PRELOAD=/opt/conda/lib/python3.9/site-packages/torch/lib/libgomp-6e1a1d1b.so.1.0.0" in text
+    )
+
+
+def test_warnings_alone_exit_0_by_default(tmp_path: Path) -> None:
+    line = "[W VariableFallbackKernel.cpp:51] Warning: CAUTION: The operator 'aten::isin.Tensor_Tensor_out' is not currently supported on the NPU backend and will fall back to run on the CPU. This may have performance implications."
+    log = write(tmp_path, "train.log", line + "\ntraining finished\n")
+    result = run_cli("diagnose", str(log))
+    assert result.exit_code == 0
+    assert "fall back" in result.stdout
+    assert run_cli("diagnose", "--fail-on", "warning", str(log)).exit_code == 1

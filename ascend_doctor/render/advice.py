@@ -33,7 +33,7 @@ def advice_lines(finding: Finding, lang: str) -> list[str]:
         f"{words['cause']}: {rule.cause.get(lang).strip()}",
         f"{words['fix']}: {rule.fix.get(lang).strip()}",
     ]
-    lines += [f"{words['env']}: {export_line(env)}  # {env.why.get(lang).strip()}" for env in rule.env]
+    lines += [f"{words['env']}: {export_line(env)}  # {env.why.get(lang).strip()}" for env in finding.env]
     return lines
 
 

@@ -36,7 +36,7 @@ def finding_dict(finding: Finding, position: int, lang: str) -> dict[str, Any]:
         "title": rule.title.get(lang),
         "cause": rule.cause.get(lang),
         "fix": rule.fix.get(lang),
-        "env": [{"name": e.name, "value": e.value, "why": e.why.get(lang)} for e in rule.env],
+        "env": [{"name": e.name, "value": e.value, "why": e.why.get(lang)} for e in finding.env],
         "confidence": finding.confidence,
         "count": finding.count,
         "paths": list(finding.paths),

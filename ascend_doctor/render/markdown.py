@@ -91,8 +91,8 @@ def finding_block(finding: Finding, position: int, lang: str, budget: Budget) ->
         f"**{words['cause']}:** {prose(rule.cause.get(lang))}\n",
         f"**{words['fix']}:** {prose(rule.fix.get(lang))}\n",
     ]
-    if rule.env:
-        exports = [f"{export_line(env)}  # {_NEWLINES.sub(' ', env.why.get(lang))}" for env in rule.env]
+    if finding.env:
+        exports = [f"{export_line(env)}  # {_NEWLINES.sub(' ', env.why.get(lang))}" for env in finding.env]
         parts.append(fenced("\n".join(exports), "sh"))
     evidence = _evidence(finding, budget, words["evidence"])
     return "\n".join([*parts, evidence] if evidence else parts)

@@ -129,7 +129,7 @@ class TextRenderer:
             line = Text(f"   {label}: ", style="bold")
             line.append(body.get(lang).strip(), style=style)
             console.print(line)
-        for remedy in rule.env:
+        for remedy in finding.env:
             line = Text(f"   {labels['env']}: ", style="bold")
             line.append(f"export {remedy.name}={remedy.value}", style="bold green")
             line.append(f"   # {remedy.why.get(lang)}", style="dim")
