@@ -17,6 +17,7 @@ from ascend_doctor.config import (
     default_log_places,
     github_step_summary,
     in_github_actions,
+    no_color_requested,
     stdin_is_terminal,
 )
 from ascend_doctor.engine import ScanOptions, diagnose
@@ -36,6 +37,7 @@ Examples:
   ascend-doctor diagnose train.log
   python train.py 2>&1 | ascend-doctor -
   ascend-doctor diagnose logs/ ~/ascend/log/debug/plog --format json -o report.json
+  ascend-doctor diagnose train.log --format sarif -o ascend.sarif --exit-zero   # for CI upload
   ascend-doctor diagnose            # no path: the CANN log places ($ASCEND_PROCESS_LOG_PATH,
                                     # ~/ascend/log, /root/ascend/log, /var/log/npu/slog)
 
@@ -70,6 +72,17 @@ class _DefaultsToDiagnose(click.Group):
         except BrokenPipeError:
             silence_stdout()
             ctx.exit(int(ExitCode.CLEAN))
+        except (click.exceptions.Exit, click.ClickException, SystemExit):
+            raise
+        except Exception as exc:
+            if ctx.meta.get(DEBUG_KEY):
+                raise
+            click.echo(
+                f"ascend-doctor: internal error: {type(exc).__name__}: {exc} "
+                "(run again with --debug for the traceback, and please report it)",
+                err=True,
+            )
+            ctx.exit(int(ExitCode.ERROR))
 
 
 @click.group(cls=_DefaultsToDiagnose, context_settings={"help_option_names": ["-h", "--help"]})
@@ -282,7 +295,7 @@ def diagnose_command(
     click.get_current_context().meta[DEBUG_KEY] = debug
     rulebase = _load_rules(rules_dirs, use_cache=not no_cache)
     targets = _resolve_paths(paths)
-    if color is None and os.environ.get("NO_COLOR"):
+    if color is None and no_color_requested():
         color = False
     options = ScanOptions(
         engine=engine,
@@ -291,7 +304,8 @@ def diagnose_command(
         lang=lang or default_language(),
     )
     with byte_progress(_total_size(targets), enabled=fmt == "text" or output != "-") as progress:
-        report = diagnose(targets, rulebase, options, stdin=sys.stdin.buffer, progress=progress)
+        stdin = sys.stdin.buffer if sys.stdin is not None else None
+        report = diagnose(targets, rulebase, options, stdin=stdin, progress=progress)
     _require_something_read(report)
     missing = _notify_inputs(report)
     code = _exit_code(report, fail_on, exit_zero, missing)

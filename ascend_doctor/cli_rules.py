@@ -30,7 +30,14 @@ def rule_dict(rule: Rule) -> dict[str, Any]:
 
 @cli.group("rules")
 def rules_group() -> None:
-    """Browse and test the rule base (bundled rules plus any --rules DIR)."""
+    """Browse and test the rule base (bundled rules plus any --rules DIR).
+
+    \b
+    Examples:
+      ascend-doctor rules list --category hccl_timeout
+      ascend-doctor rules show hccl.ei0002-notify-timeout
+      ascend-doctor rules test ./my-rules
+    """
 
 
 @rules_group.command("list")

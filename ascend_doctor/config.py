@@ -32,6 +32,12 @@ def default_log_places(environ: Mapping[str, str] | None = None) -> list[str]:
     return [place for place in unique if os.path.isdir(place)]
 
 
+def no_color_requested(environ: Mapping[str, str] | None = None) -> bool:
+    """NO_COLOR set to anything non-empty turns colour off (https://no-color.org)."""
+    env = os.environ if environ is None else environ
+    return bool(env.get("NO_COLOR"))
+
+
 def stdin_is_terminal() -> bool:
     """A terminal on stdin means nobody is piping a log in."""
     return sys.stdin is not None and sys.stdin.isatty()

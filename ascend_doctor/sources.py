@@ -109,7 +109,9 @@ def open_input(item: InputItem, stdin: BinaryIO | None = None) -> tuple[OpenedIn
     """Open an input for scanning; (None, reason) when it must be skipped."""
     raw: Any
     if item.is_stdin:
-        raw = stdin if stdin is not None else io.BufferedReader(io.FileIO(0, closefd=False))
+        if stdin is None:
+            return None, "standard input is closed"
+        raw = stdin
     else:
         try:
             raw = open(item.path, "rb")  # noqa: SIM115 - closed by the engine after the scan
