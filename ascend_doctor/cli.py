@@ -183,7 +183,7 @@ def _total_size(paths: Sequence[str]) -> int | None:
 def _write(report: Report, fmt: str, output: str, color: bool | None, rulebase: RuleBase) -> None:
     renderer_class = RENDERERS[fmt]
     if output == "-":
-        stream: TextIO = click.get_text_stream("stdout")
+        stream: TextIO = sys.stdout
         use_color = stream.isatty() if color is None else color
         _render(renderer_class, report, stream, use_color, rulebase)
         return
@@ -201,7 +201,7 @@ def _render(renderer_class: Any, report: Report, stream: TextIO, color: bool, ru
 
 def _annotate_github_job(report: Report) -> None:
     """In GitHub Actions the text report also annotates the job and appends the job summary."""
-    RENDERERS["github"]().render(report, click.get_text_stream("stdout"))
+    RENDERERS["github"]().render(report, sys.stdout)
     summary = github_step_summary()
     if not summary:
         return
