@@ -11,7 +11,7 @@ from rich.console import Console
 from rich.text import Text
 
 from ascend_doctor.model import Finding, Report
-from ascend_doctor.render.base import spread, verdict
+from ascend_doctor.render.base import verdict
 
 DETAILED = 3
 EVIDENCE_SHOWN = 5
@@ -115,9 +115,6 @@ class TextRenderer:
         facts = (rule.category, rule.id, f"confidence {finding.confidence:.2f}", _seen(finding, labels))
         meta.append(" · " + " · ".join(facts), style="dim")
         console.print(meta)
-        started = spread(report) if position == 1 else ""
-        if started:
-            console.print(Text(f"   {started[0].upper()}{started[1:]}.", style="bold"))
         if detailed:
             self._details(console, finding, labels, lang)
         self._evidence(console, finding, labels, EVIDENCE_SHOWN if detailed else 2)
