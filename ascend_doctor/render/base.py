@@ -14,6 +14,8 @@ MESSAGES = {
         "started": "started on {origin}; {count} other {unit} timed out waiting for it",
         "ranks": "ranks",
         "files": "files",
+        "rank": "rank",
+        "file": "file",
         "rank_at": "rank {rank} ({path}:{line})",
         "waiting": (
             "{count} rank(s) timed out waiting for rank {peer} (named in {lines} line(s)); "
@@ -27,6 +29,8 @@ MESSAGES = {
         "started": "首先出现在 {origin}；另有 {count} 个{unit}在等待它时超时",
         "ranks": "rank",
         "files": "文件",
+        "rank": "rank",
+        "file": "文件",
         "rank_at": "rank {rank}（{path}:{line}）",
         "waiting": (
             "{count} 个 rank 在等待 rank {peer} 时超时（{lines} 行日志指向它）；"
@@ -73,7 +77,8 @@ def spread(report: Report) -> str:
     victims.discard(first.path)
     if not victims:
         return ""
-    unit = message(report, "ranks" if any(isinstance(v, int) for v in victims) else "files")
+    unit = "rank" if any(isinstance(v, int) for v in victims) else "file"
+    unit = message(report, unit if len(victims) == 1 else unit + "s")
     origin = (
         message(report, "rank_at", rank=first.rank, path=first.path, line=first.line)
         if first.rank is not None
