@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from typing import BinaryIO
 
 from ascend_doctor import __version__
-from ascend_doctor.matcher import Matcher
+from ascend_doctor.matcher import MAX_TIMEOUTS, PATTERN_TIMEOUT, Matcher
 from ascend_doctor.model import InputRecord, Match, Report
 from ascend_doctor.ranking import rank, waited_for
 from ascend_doctor.rulebase import RuleBase
@@ -91,7 +91,12 @@ def _parallel(items: Sequence[InputItem], rulebase: RuleBase, options: ScanOptio
 
 def _timeout_warnings(timeouts: dict[str, int]) -> list[str]:
     return [
-        f"rule {rule_id}: pattern hit its time limit on {count} line(s); those lines were skipped for it"
+        f"rule {rule_id}: pattern hit its time limit ({PATTERN_TIMEOUT:g} s) on {count} line(s); "
+        + (
+            "it was skipped there and not tried on later lines"
+            if count >= MAX_TIMEOUTS
+            else "those lines were skipped for it"
+        )
         for rule_id, count in sorted(timeouts.items())
     ]
 

@@ -13,6 +13,7 @@ from ascend_doctor.model import Rule
 from ascend_doctor.prefilter import make_prefilter
 
 PATTERN_TIMEOUT = 0.25
+MAX_TIMEOUTS = 5  # a pattern that runs out of time this often is not tried again in this run
 
 
 @dataclass(frozen=True)
@@ -57,7 +58,8 @@ class Matcher:
                     by_literal.setdefault(key, []).append(ref)
         self._index = [(text, folded, tuple(refs)) for (text, folded), refs in by_literal.items()]
         self.prefilter = make_prefilter(literals, engine, complete=not self.unfiltered)
-        self.timeouts: dict[str, int] = {}
+        self.timeouts: dict[str, int] = {}  # rule id -> lines on which one of its patterns ran out of time
+        self._expired: dict[PatternRef, int] = {}
 
     def _pattern(self, ref: PatternRef) -> Any:
         compiled = self._compiled.get(ref)
@@ -80,14 +82,24 @@ class Matcher:
                 refs.update(literal_refs)
         return sorted(refs, key=lambda ref: (ref.rule_index, ref.pattern_index))
 
-    def search(self, ref: PatternRef, text: str) -> Any:
-        """Run one pattern with a time limit; a pattern that runs out is counted and skipped."""
-        try:
-            return self._pattern(ref).search(text, timeout=PATTERN_TIMEOUT)
-        except TimeoutError:
-            rule_id = self.rules[ref.rule_index].id
-            self.timeouts[rule_id] = self.timeouts.get(rule_id, 0) + 1
+    def search(self, ref: PatternRef, texts: Sequence[str]) -> Any:
+        """The pattern's match in the first of `texts` (one line, alone and joined with neighbours),
+        each search under a time limit. A time-out gives up on the line, counted once; after
+        MAX_TIMEOUTS lines the pattern is dropped, so a backtracking pattern cannot stall a run."""
+        if self._expired.get(ref, 0) >= MAX_TIMEOUTS:
             return None
+        compiled = self._pattern(ref)
+        for text in texts:
+            try:
+                found = compiled.search(text, timeout=PATTERN_TIMEOUT)
+            except TimeoutError:
+                self._expired[ref] = self._expired.get(ref, 0) + 1
+                rule_id = self.rules[ref.rule_index].id
+                self.timeouts[rule_id] = self.timeouts.get(rule_id, 0) + 1
+                return None
+            if found is not None:
+                return found
+        return None
 
     def match(self, text: str, before: str = "", after: str = "") -> list[Hit]:
         """Every rule matching `text`, or `text` joined with a neighbour line (a message
@@ -102,11 +114,7 @@ class Matcher:
         for ref in self.candidates(text):
             if ref.rule_index in done:
                 continue
-            found = None
-            for candidate in joined:
-                found = self.search(ref, candidate)
-                if found is not None:
-                    break
+            found = self.search(ref, joined)
             if found is not None:
                 done.add(ref.rule_index)
                 captures = tuple((k, v) for k, v in found.groupdict().items() if v is not None)

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from io import BytesIO
 
 from ascend_doctor.literals import required_literals
-from ascend_doctor.matcher import Matcher
+from ascend_doctor.matcher import PATTERN_TIMEOUT, Matcher
 from ascend_doctor.model import Rule
 from ascend_doctor.scanner import StreamScanner
 
@@ -54,6 +54,19 @@ def _literal_warnings(rule: Rule) -> list[Problem]:
     ]
 
 
+def _slow(example: str, elapsed: float, timed_out: bool, line: str) -> str:
+    if timed_out:
+        return (
+            f"{example} hit the {PATTERN_TIMEOUT:g} s time limit: the pattern backtracks too much "
+            "(nested or overlapping repeats such as (a|aa)+); log lines like it are skipped for this rule: "
+            f"{line[:80]}"
+        )
+    return (
+        f"{example} took {elapsed * 1000:.0f} ms (over {SLOW_EXAMPLE_SECONDS * 1000:.0f} ms; a pattern is "
+        f"stopped after {PATTERN_TIMEOUT:g} s on a log line): {line[:80]}"
+    )
+
+
 def check_rules(rules: Sequence[Rule], engine: str = "auto") -> SelfCheck:
     """Every `match` example must fire its rule and no `no_match` example may."""
     matcher = Matcher(rules, engine)
@@ -66,14 +79,16 @@ def check_rules(rules: Sequence[Rule], engine: str = "auto") -> SelfCheck:
         cases += [(line, False) for line in rule.examples.no_match]
         for index, (line, expected) in enumerate(cases):
             examples += 1
+            timeouts = matcher.timeouts.get(rule.id, 0)
             started = time.perf_counter()
             fired = _fired(matcher, rule.id, line)
             elapsed = time.perf_counter() - started
+            label = "match" if expected else "no_match"
+            example = f"{label}[{index if expected else index - len(rule.examples.match)}]"
             if fired != expected:
                 kind = "missed" if expected else "unexpected"
-                label = "match" if expected else "no_match"
-                position = index if expected else index - len(rule.examples.match)
-                failures.append(Problem(rule.id, kind, f"{label}[{position}]: {line}"))
-            if elapsed > SLOW_EXAMPLE_SECONDS:
-                warnings.append(Problem(rule.id, "slow", f"{elapsed * 1000:.0f} ms on: {line[:80]}"))
+                failures.append(Problem(rule.id, kind, f"{example}: {line}"))
+            timed_out = matcher.timeouts.get(rule.id, 0) > timeouts
+            if timed_out or elapsed > SLOW_EXAMPLE_SECONDS:
+                warnings.append(Problem(rule.id, "slow", _slow(example, elapsed, timed_out, line)))
     return SelfCheck(len(rules), examples, tuple(failures), tuple(warnings))
