@@ -5,6 +5,9 @@ from __future__ import annotations
 from typing import Any
 
 import yaml
+from yaml.composer import Composer, ComposerError
+
+MAX_DEPTH = 50  # a rule file needs about 6
 
 try:
     _Base: type = yaml.CSafeLoader
@@ -19,7 +22,35 @@ class LineDict(dict):  # type: ignore[type-arg]
 
 
 class _RuleFileLoader(_Base):  # type: ignore[misc,valid-type]
-    """Safe loader: no Python tags, no aliases (no alias bombs), no silently repeated keys."""
+    """Safe loader: no Python tags, no aliases (no alias bombs), no silently repeated keys, at most
+    MAX_DEPTH levels of nesting.
+
+    Nodes are built by PyYAML's Python composer, counting depth, over libyaml's parser: libyaml's own
+    composer recurses in C and crashes the process (SIGSEGV) on some 40,000 nested brackets.
+    """
+
+    check_node = Composer.check_node
+    get_node = Composer.get_node
+    get_single_node = Composer.get_single_node
+    compose_document = Composer.compose_document
+    compose_scalar_node = Composer.compose_scalar_node
+    compose_sequence_node = Composer.compose_sequence_node
+    compose_mapping_node = Composer.compose_mapping_node
+
+    def __init__(self, stream: Any) -> None:
+        super().__init__(stream)
+        Composer.__init__(self)
+        self.depth = 0
+
+    def compose_node(self, parent: Any, index: Any) -> Any:
+        if self.depth >= MAX_DEPTH:
+            mark = self.peek_event().start_mark
+            raise ComposerError(None, None, f"nested more than {MAX_DEPTH} levels deep", mark)
+        self.depth += 1
+        try:
+            return Composer.compose_node(self, parent, index)
+        finally:
+            self.depth -= 1
 
     def construct_object(self, node: yaml.Node, deep: bool = False) -> Any:
         if node in self.constructed_objects:
