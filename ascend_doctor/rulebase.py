@@ -49,7 +49,11 @@ def rule_files(directory: Path) -> list[Path]:
         return [directory]
     if not directory.is_dir():
         raise RuleError(str(directory), 0, "rules directory not found")
-    return sorted(p for p in directory.iterdir() if p.suffix in RULE_SUFFIXES and p.is_file())
+    files = sorted(p for p in directory.iterdir() if p.suffix in RULE_SUFFIXES)
+    for path in files:
+        if path.is_dir():
+            raise RuleError(str(path), 0, "is a directory, not a rule file")
+    return [path for path in files if path.is_file()]
 
 
 def load_file(path: Path) -> list[Rule]:
@@ -58,9 +62,15 @@ def load_file(path: Path) -> list[Rule]:
     try:
         if path.stat().st_size > MAX_RULE_FILE:
             raise RuleError(label, 0, f"rule file is larger than {MAX_RULE_FILE // 1024**2} MiB")
-        text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise RuleError(label, 0, f"cannot read rule file: {exc}") from None
+        data = path.read_bytes()
+    except OSError as exc:
+        raise RuleError(label, 0, f"cannot read rule file: {exc.strerror or exc}") from None
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = data.count(b"\n", 0, exc.start) + 1
+        byte = data[exc.start]
+        raise RuleError(label, line, f"rule files must be UTF-8 text; byte 0x{byte:02x} is not") from None
     try:
         document = load_yaml(text)
     except yaml.YAMLError as exc:

@@ -79,7 +79,7 @@ class _Checker:
         if not ID_PATTERN.fullmatch(rule_id):
             raise self.fail(f"id {rule_id!r} must look like 'area.kebab-slug' (lowercase)")
         category = self.raw["category"]
-        if category not in categories():
+        if not isinstance(category, str) or category not in categories():
             raise self.fail(f"unknown category {category!r} (see ascend_doctor/taxonomy.yaml)")
         return rule_id, category
 
