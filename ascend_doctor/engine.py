@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import multiprocessing
 import os
+import signal
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import BinaryIO
@@ -63,6 +64,9 @@ _worker_matcher: Matcher | None = None
 
 def _worker_init(rulebase: RuleBase, engine: str) -> None:
     global _worker_matcher
+    # Ctrl-C reaches the whole process group: only the parent handles it (and ends the pool);
+    # a worker interrupted mid-scan would print its own traceback.
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
     _worker_matcher = Matcher(rulebase.rules, engine)
 
 
