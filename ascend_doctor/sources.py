@@ -129,16 +129,18 @@ def open_input(item: InputItem, stdin: BinaryIO | None = None) -> tuple[OpenedIn
     except DECOMPRESS_ERRORS as exc:
         raw.close()
         return None, f"cannot read: {exc}"
-    reason = _binary_reason(first)
+    reason = _binary_reason(first, piped=item.is_stdin)
     if reason:
         raw.close()
         return None, reason
     return OpenedInput(stream, first, compression, raw), ""
 
 
-def _binary_reason(first: bytes) -> str:
+def _binary_reason(first: bytes, piped: bool = False) -> str:
     if b"\x00" not in first:
         return ""
     if first.startswith((b"\xff\xfe", b"\xfe\xff")):
         return "UTF-16 text (convert it with: iconv -f UTF-16 -t UTF-8)"
+    if piped:  # a job's output piped in is a log by intent: one stray NUL must not cost the diagnosis
+        return ""
     return "binary file (contains NUL bytes)"
