@@ -1,8 +1,9 @@
 """Matches -> ranked findings: one finding per cause, the real cause first.
 
 Matches are grouped by rule, then groups of the same category and severity are folded into the
-best-ranked one (two OOM rules firing on one OOM are one cause; HCCL timeouts on seven ranks are one
-consequence). The ranking key, best first:
+best-ranked one: two OOM rules firing on one OOM are one cause; HCCL timeouts on seven ranks are
+one consequence. In the catch-all categories only symptoms fold; causes there stay apart.
+The ranking key, best first:
   1. severity (error, warning, info)
   2. victims last: an HCCL timeout is what ranks print while waiting for the rank that failed
   3. kind (cause before symptom)
@@ -25,6 +26,8 @@ from ascend_doctor.events import remote_rank
 from ascend_doctor.model import EnvRemedy, Evidence, Finding, Kind, Match, Rule, Severity
 
 VICTIM_CATEGORIES = frozenset({"hccl_timeout"})
+# Catch-all categories name no single cause: two different causes in them stay apart.
+CATCH_ALL_CATEGORIES = frozenset({"needs_more_evidence", "not_ascend"})
 MAX_EVIDENCE = 10
 SYMPTOM_DISCOUNT = 0.5
 _NUMBERS = re.compile(r"\d+")
@@ -78,9 +81,12 @@ def fingerprint(rule: Rule, evidence: Evidence) -> str:
 
 def _fold_by_category(groups: list[_Group], clock: _Clock) -> list[_Group]:
     """Groups arrive best first; later groups of a category and severity fold into the first one."""
-    kept: dict[tuple[str, str], _Group] = {}
+    kept: dict[tuple[str, ...], _Group] = {}
     for group in groups:
-        cause = (group.rule.category, group.rule.severity.value)
+        rule = group.rule
+        cause: tuple[str, ...] = (rule.category, rule.severity.value)
+        if rule.category in CATCH_ALL_CATEGORIES and rule.kind is Kind.CAUSE:
+            cause += (rule.id,)
         best = kept.get(cause)
         if best is None:
             kept[cause] = group
