@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import re
 from typing import Protocol, TextIO
 
 from ascend_doctor.model import Finding, Report
+
+_CONTROL = re.compile(r"[\x00-\x08\x0a-\x1f\x7f-\x9f]")
 
 MESSAGES = {
     "en": {
@@ -38,6 +41,12 @@ MESSAGES = {
         ),
     },
 }
+
+
+def printable(text: str) -> str:
+    """Log text safe for a terminal: control characters (ESC, C1 CSI, ...) shown as `\\x1b` instead of
+    being sent, so a log line cannot reset, recolour or retitle the terminal it is shown on."""
+    return _CONTROL.sub(lambda found: f"\\x{ord(found.group()):02x}", text)
 
 
 def message(report: Report, key: str, **values: object) -> str:

@@ -11,7 +11,7 @@ from rich.console import Console
 from rich.text import Text
 
 from ascend_doctor.model import Finding, Report
-from ascend_doctor.render.base import verdict
+from ascend_doctor.render.base import printable, verdict
 
 DETAILED = 3
 EVIDENCE_SHOWN = 5
@@ -73,7 +73,7 @@ class TextRenderer:
         console = self._console(stream)
         labels = LABELS.get(report.lang, LABELS["en"])
         headline = Text(f"{labels['diagnosis']}: ", style="bold")
-        headline.append(verdict(report), style="bold red" if report.findings else "bold green")
+        headline.append(printable(verdict(report)), style="bold red" if report.findings else "bold green")
         console.print(headline)
         for position, finding in enumerate(report.findings, start=1):
             console.print()
@@ -128,7 +128,7 @@ class TextRenderer:
             console.print(line)
         for remedy in finding.env:
             line = Text(f"   {labels['env']}: ", style="bold")
-            line.append(f"export {remedy.name}={remedy.value}", style="bold green")
+            line.append(f"export {remedy.name}={printable(remedy.value)}", style="bold green")
             line.append(f"   # {remedy.why.get(lang)}", style="dim")
             console.print(line)
 
@@ -137,11 +137,11 @@ class TextRenderer:
         shown = finding.evidence[:shown_count]
         console.print(Text(f"   {labels['evidence']}:", style="bold"))
         for evidence in shown:
-            line = Text(f"     {evidence.path}:{evidence.line}", style="cyan")
+            line = Text(f"     {printable(evidence.path)}:{evidence.line}", style="cyan")
             if evidence.rank is not None:
                 line.append(f" [rank {evidence.rank}]", style="dim")
             line.append("  ")
-            line.append(evidence.text)
+            line.append(printable(evidence.text))
             console.print(line)
         if finding.count > len(shown):
             console.print(
