@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import sys
 from collections.abc import Sequence
+from contextlib import nullcontext
 from typing import Any, TextIO
 
 import click
@@ -25,6 +26,7 @@ from ascend_doctor.errors import AscendDoctorError, ExitCode, InputError
 from ascend_doctor.model import Report, Severity
 from ascend_doctor.progress import byte_progress
 from ascend_doctor.render import RENDERERS
+from ascend_doctor.render.github import commands_stopped
 from ascend_doctor.rulebase import RuleBase, load_rulebase
 from ascend_doctor.sources import STDIN
 
@@ -185,7 +187,11 @@ def _write(report: Report, fmt: str, output: str, color: bool | None, rulebase: 
     if output == "-":
         stream: TextIO = sys.stdout
         use_color = stream.isatty() if color is None else color
-        _render(renderer_class, report, stream, use_color, rulebase)
+        # In Actions the text report is the job log: a path, or a log line wrapped at the terminal
+        # width, could start a line with `::` and run as a workflow command.
+        actions_log = fmt == "text" and in_github_actions()
+        with commands_stopped(stream) if actions_log else nullcontext():
+            _render(renderer_class, report, stream, use_color, rulebase)
         return
     try:
         with open(output, "w", encoding="utf-8") as handle:

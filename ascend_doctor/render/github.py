@@ -7,6 +7,8 @@ so a line such as `::add-mask::x` or `::set-env name=X::1` in a log can never ac
 from __future__ import annotations
 
 import secrets
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import TextIO
 
 from ascend_doctor.model import Finding, Report
@@ -42,6 +44,17 @@ def annotation(finding: Finding, lang: str) -> str:
         properties = {"file": first.path, "line": str(first.line), **properties}
     message = "\n".join(advice_lines(finding, lang))
     return command(COMMANDS[finding.rule.severity.value], message, properties)
+
+
+@contextmanager
+def commands_stopped(stream: TextIO) -> Iterator[None]:
+    """Whatever is written inside is plain text to the Actions runner, whatever it holds."""
+    token = secrets.token_hex(16)
+    stream.write(f"::stop-commands::{token}\n")
+    try:
+        yield
+    finally:
+        stream.write(f"::{token}::\n")
 
 
 def evidence_block(finding: Finding, position: int, lang: str, token: str) -> list[str]:
