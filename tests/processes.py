@@ -1,0 +1,75 @@
+"""Run ascend-doctor as a real process and watch it through /proc (Linux): what it has open, whether it
+is blocked reading a pipe, which processes of its group are still alive."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import time
+from collections.abc import Callable, Sequence
+from typing import Any
+
+COMMAND = (sys.executable, "-m", "ascend_doctor")
+HAS_PROC = os.path.isdir("/proc/self/fd")
+
+
+def start(args: Sequence[str], **kwargs: Any) -> subprocess.Popen[bytes]:
+    """`ascend-doctor ARGS` in its own session and process group, as a shell job would be."""
+    kwargs.setdefault("stdout", subprocess.PIPE)
+    kwargs.setdefault("stderr", subprocess.PIPE)
+    return subprocess.Popen([*COMMAND, *args], start_new_session=True, **kwargs)
+
+
+def wait_until(condition: Callable[[], bool], timeout: float = 30.0) -> bool:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if condition():
+            return True
+        time.sleep(0.02)
+    return False
+
+
+def _read(path: str) -> str:
+    try:
+        with open(path, encoding="utf-8", errors="replace") as handle:
+            return handle.read()
+    except OSError:
+        return ""
+
+
+def children(pid: int) -> list[int]:
+    return [int(child) for child in _read(f"/proc/{pid}/task/{pid}/children").split()]
+
+
+def has_open(pid: int, suffix: str) -> bool:
+    """True when process `pid` holds a file whose path ends with `suffix`."""
+    try:
+        descriptors = os.listdir(f"/proc/{pid}/fd")
+    except OSError:
+        return False
+    for descriptor in descriptors:
+        try:
+            if os.readlink(f"/proc/{pid}/fd/{descriptor}").endswith(suffix):
+                return True
+        except OSError:
+            continue
+    return False
+
+
+def blocked_on_pipe(pid: int) -> bool:
+    """True when the process sleeps in a read of a pipe (its stdin, in these tests)."""
+    state = _read(f"/proc/{pid}/stat").rsplit(")", 1)[-1].split()[:1]
+    return state == ["S"] and "pipe" in _read(f"/proc/{pid}/wchan")
+
+
+def group_members(pgid: int) -> list[int]:
+    """Live (non-zombie) processes whose process group is `pgid`."""
+    members = []
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        fields = _read(f"/proc/{entry}/stat").rsplit(")", 1)[-1].split()
+        if len(fields) > 2 and fields[0] not in ("Z", "X") and int(fields[2]) == pgid:
+            members.append(int(entry))
+    return members
