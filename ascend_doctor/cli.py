@@ -185,19 +185,32 @@ def _total_size(paths: Sequence[str]) -> int | None:
 def _write(report: Report, fmt: str, output: str, color: bool | None, rulebase: RuleBase) -> None:
     renderer_class = RENDERERS[fmt]
     if output == "-":
-        stream: TextIO = sys.stdout
-        use_color = stream.isatty() if color is None else color
-        # In Actions the text report is the job log: a path, or a log line wrapped at the terminal
-        # width, could start a line with `::` and run as a workflow command.
-        actions_log = fmt == "text" and in_github_actions()
-        with commands_stopped(stream) if actions_log else nullcontext():
-            _render(renderer_class, report, stream, use_color, rulebase)
+        _write_stdout(renderer_class, report, color, rulebase)
         return
     try:
         with open(output, "w", encoding="utf-8") as handle:
             _render(renderer_class, report, handle, False, rulebase)
     except OSError as exc:
         raise InputError(f"cannot write {output}: {exc.strerror or exc}") from None
+
+
+def _write_stdout(renderer_class: Any, report: Report, color: bool | None, rulebase: RuleBase) -> None:
+    stream: TextIO | None = sys.stdout
+    if stream is None:
+        raise InputError("cannot write the report: standard output is closed (use -o FILE)")
+    use_color = stream.isatty() if color is None else color
+    # In Actions the text report is the job log: a path, or a log line wrapped at the terminal
+    # width, could start a line with `::` and run as a workflow command.
+    actions_log = renderer_class.name == "text" and in_github_actions()
+    try:
+        with commands_stopped(stream) if actions_log else nullcontext():
+            _render(renderer_class, report, stream, use_color, rulebase)
+        stream.flush()
+    except BrokenPipeError:
+        raise
+    except OSError as exc:  # a full disk, or a device that refuses writes
+        silence_stdout()
+        raise InputError(f"cannot write the report to standard output: {exc.strerror or exc}") from None
 
 
 def _render(renderer_class: Any, report: Report, stream: TextIO, color: bool, rulebase: RuleBase) -> None:

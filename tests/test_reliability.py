@@ -486,6 +486,29 @@ def test_piped_into_head_prints_one_line_and_no_error(every_example_log: Path, f
     assert done.stderr == "", done.stderr
 
 
+@pytest.mark.skipif(not os.path.exists("/dev/full"), reason="needs /dev/full")
+@pytest.mark.parametrize("fmt", ["text", "json"])
+def test_a_full_disk_on_stdout_is_one_clear_error(every_example_log: Path, fmt: str) -> None:
+    with open("/dev/full", "w") as full:
+        command = [*processes.COMMAND, "diagnose", str(every_example_log), "--format", fmt]
+        done = subprocess.run(command, stdout=full, stderr=subprocess.PIPE, text=True, timeout=60)
+    assert done.returncode == 2, done.stderr
+    assert (
+        done.stderr
+        == "ascend-doctor: error: cannot write the report to standard output: No space left on device\n"
+    )
+
+
+def test_a_closed_stdout_is_one_clear_error(every_example_log: Path) -> None:
+    command = [*processes.COMMAND, "diagnose", str(every_example_log)]
+    done = subprocess.run(
+        command, stderr=subprocess.PIPE, text=True, timeout=60, preexec_fn=lambda: os.close(1)
+    )
+    assert done.returncode == 2, done.stderr
+    assert done.stderr.startswith("ascend-doctor: error: cannot write the report: standard output is closed")
+    assert len(done.stderr.splitlines()) == 1, done.stderr
+
+
 def interrupted(proc: subprocess.Popen[bytes], to_group: bool = True) -> tuple[int, str]:
     if to_group:
         os.killpg(proc.pid, signal.SIGINT)
