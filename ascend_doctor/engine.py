@@ -41,7 +41,7 @@ def _scan_item(
     progress: Progress | None,
 ) -> tuple[InputRecord, list[Match]]:
     if item.skip_reason:
-        return InputRecord(item.path, "skipped", item.skip_reason), []
+        return InputRecord(item.label, "skipped", item.skip_reason), []
     opened, reason = open_input(item, stdin)
     if opened is None:
         return InputRecord(label, "skipped", reason), []
@@ -74,7 +74,7 @@ def _worker_scan(job: tuple[InputItem, int]) -> tuple[InputRecord, list[Match], 
     assert _worker_matcher is not None
     item, index = job
     _worker_matcher.timeouts.clear()
-    record, matches = _scan_item(_worker_matcher, item, index, item.path, None, None)
+    record, matches = _scan_item(_worker_matcher, item, index, item.label, None, None)
     return record, matches, dict(_worker_matcher.timeouts)
 
 
@@ -132,7 +132,7 @@ def diagnose(
     else:
         matcher = Matcher(rulebase.rules, options.engine)
         for index, item in enumerate(items):
-            label = options.stdin_name if item.is_stdin else item.path
+            label = options.stdin_name if item.is_stdin else item.label
             record, found = _scan_item(matcher, item, index, label, stdin, progress)
             records.append(record)
             matches.extend(found)

@@ -30,6 +30,12 @@ class InputItem:
     def is_stdin(self) -> bool:
         return self.path == STDIN
 
+    @property
+    def label(self) -> str:
+        """The path as reports show it: bytes of the name that are not UTF-8 (a GBK-named file) as
+        `\\xNN`, since no report can be written with the undecodable name in it."""
+        return os.fsencode(self.path).decode("utf-8", "backslashreplace")
+
 
 def _classify(path: str, explicit: bool) -> str | None:
     """Why a file cannot be read, or None if it can."""

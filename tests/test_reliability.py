@@ -14,6 +14,7 @@ import sys
 import time
 from io import BytesIO
 from pathlib import Path
+from urllib.parse import quote
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -452,6 +453,26 @@ def test_rule_file_that_is_a_directory_is_refused(tmp_path: Path) -> None:
     assert result.exit_code == 2, result.stderr
     assert result.stderr.startswith(f"ascend-doctor: error: {directory / 'more.yaml'}: ")
     assert "directory" in result.stderr
+
+
+@pytest.mark.parametrize("fmt", sorted(RENDERERS))
+def test_a_file_name_that_is_not_utf8_is_reported_escaped(tmp_path: Path, fmt: str) -> None:
+    """A GBK-named log on a UTF-8 system: its name cannot be written as text, so it is shown as \\xNN."""
+    (tmp_path / os.fsdecode(b"rank\xb4\xed\xce\xf3.log")).write_text(f"{OOM_LINE}\n")
+    report = tmp_path / "report.out"
+    result = run_cli("diagnose", str(tmp_path), "--format", fmt, "-o", str(report))
+    assert result.exit_code == 1, result.stderr
+    shown = "rank\\xb4\\xed\\xce\\xf3.log"
+    text = report.read_text(encoding="utf-8").replace("\\\\", "\\")  # JSON doubles the backslash
+    assert shown in text or quote(shown) in text  # SARIF has it as a URI
+
+
+def test_a_file_name_that_is_not_utf8_on_a_strict_utf8_stdout(tmp_path: Path) -> None:
+    (tmp_path / os.fsdecode(b"rank\xb4\xed.log")).write_text(f"{OOM_LINE}\n")
+    env = {**os.environ, "PYTHONIOENCODING": "utf-8:strict"}  # stdout as under LANG=en_US.UTF-8
+    done = subprocess.run([*processes.COMMAND, str(tmp_path)], capture_output=True, env=env, timeout=60)
+    assert done.returncode == 1, done.stderr.decode()
+    assert b"rank\\xb4\\xed.log:1" in done.stdout
 
 
 # -- pipes and signals -------------------------------------------------------------------------------
