@@ -57,10 +57,16 @@ def has_open(pid: int, suffix: str) -> bool:
     return False
 
 
+READ_SYSCALLS = ("0", "63")  # read(2) on x86_64, aarch64
+
+
 def blocked_on_pipe(pid: int) -> bool:
     """True when the process sleeps in a read of a pipe (its stdin, in these tests)."""
     state = _read(f"/proc/{pid}/stat").rsplit(")", 1)[-1].split()[:1]
-    return state == ["S"] and "pipe" in _read(f"/proc/{pid}/wchan")
+    if state != ["S"]:
+        return False
+    syscall = _read(f"/proc/{pid}/syscall").split()[:2]
+    return "pipe" in _read(f"/proc/{pid}/wchan") or syscall in ([nr, "0x0"] for nr in READ_SYSCALLS)
 
 
 def group_members(pgid: int) -> list[int]:
