@@ -67,7 +67,7 @@ def _worker_init(rulebase: RuleBase, engine: str) -> None:
     # Ctrl-C reaches the whole process group: only the parent handles it (and ends the pool);
     # a worker interrupted mid-scan would print its own traceback.
     signal.signal(signal.SIGINT, signal.SIG_IGN)
-    _worker_matcher = Matcher(rulebase.rules, engine)
+    _worker_matcher = Matcher(rulebase.rules, engine, use_cache=getattr(rulebase, "use_cache", True))
 
 
 def _worker_scan(job: tuple[InputItem, int]) -> tuple[InputRecord, list[Match], dict[str, int]]:
@@ -130,7 +130,7 @@ def diagnose(
                 if progress is not None:
                     progress(record.size)
     else:
-        matcher = Matcher(rulebase.rules, options.engine)
+        matcher = Matcher(rulebase.rules, options.engine, use_cache=getattr(rulebase, "use_cache", True))
         for index, item in enumerate(items):
             label = options.stdin_name if item.is_stdin else item.label
             record, found = _scan_item(matcher, item, index, label, stdin, progress)

@@ -41,13 +41,44 @@ _Alternatives = tuple[Literal, ...]
 
 def required_literals(pattern: str) -> _Alternatives | None:
     """Literals one of which is in every match of `pattern`, or None if there is no usable set."""
-    try:
-        parsed = sre_parse.parse(pattern)
-    except (re.error, RecursionError, OverflowError, ValueError):
+    parsed = _parse(pattern)
+    if parsed is None:
         return None
     ignore_case = bool(parsed.state.flags & re.IGNORECASE)
     best = _best(_sequence(list(parsed), ignore_case))
     return None if best is None else tuple(piece for lit in best for piece in _wrap_safe(lit))
+
+
+def literal_sets(pattern: str) -> tuple[_Alternatives | None, tuple[_Alternatives, ...]]:
+    """The pattern's prefilter literals (as `required_literals`) and every other set of literals
+    that a match must also contain one of (used to skip lines cheaply, never to select them)."""
+    parsed = _parse(pattern)
+    if parsed is None:
+        return None, ()
+    ignore_case = bool(parsed.state.flags & re.IGNORECASE)
+    candidates = _sequence(list(parsed), ignore_case)
+    best = _best(candidates)
+    if best is None:
+        return None, ()
+    others = []
+    for alternatives in candidates:
+        if alternatives is best or not alternatives:  # any length: these only skip work
+            continue
+        wrapped = tuple(piece for lit in alternatives for piece in _wrap_safe(lit))
+        if wrapped not in others:
+            others.append(wrapped)
+    return tuple(piece for lit in best for piece in _wrap_safe(lit)), tuple(others)
+
+
+def _parse(pattern: str) -> Any:
+    """`re`'s parse of a `regex` pattern, or None where the two may read it differently: `re`
+    warns (FutureWarning) on syntax that `regex` gives another meaning, such as `[[:alpha:]]`."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", FutureWarning)
+        try:
+            return sre_parse.parse(pattern)
+        except (re.error, RecursionError, OverflowError, ValueError, FutureWarning):
+            return None
 
 
 def _wrap_safe(literal: Literal) -> tuple[Literal, ...]:

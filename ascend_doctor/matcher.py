@@ -1,19 +1,35 @@
-"""Rules compiled for matching: literal index, prefilter, and the full patterns with a time limit."""
+"""Rules compiled for matching: literal index, prefilter, and the full patterns with a time limit.
+
+A pattern runs on a clean segment only when one of its prefilter literals is in it (the literal
+index). Every other literal set a match needs (`literal_sets`) only skips work: a line whose
+window holds none of a set cannot match (`worth`), and a joined string without one is not
+searched. Neither changes what is found.
+"""
 
 from __future__ import annotations
 
+import hashlib
+import os
+import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-import regex
-
-from ascend_doctor.literals import Literal, required_literals
+from ascend_doctor import literals, prefilter
+from ascend_doctor.literals import Literal, literal_sets
 from ascend_doctor.model import Rule
-from ascend_doctor.prefilter import make_prefilter
+from ascend_doctor.prefilter import WEIRD_TEXT, EveryLine, encodings_of, engine_name, make_prefilter
 
 PATTERN_TIMEOUT = 0.25
 MAX_TIMEOUTS = 5  # a pattern that runs out of time this often is not tried again in this run
+INDEX_VERSION = 2
+# The first bytes a matcher scans are checked line by line (every literal on every line): for a
+# small log that is cheaper than compiling or loading the prefilter. Findings are the same.
+SMALL_INPUT = 64 * 1024
+# Off, every line is a candidate and every literal and pattern is tried on it: the plain path the
+# equivalence tests compare every speed-up against.
+FAST = True
+_ASCII_SPACE = b" \t\r\x0b\x0c\x1c\x1d\x1e\x1f"
 
 
 @dataclass(frozen=True)
@@ -31,65 +47,194 @@ class Hit:
     captures: tuple[tuple[str, str], ...]
 
 
+# One literal set of a byte-level check: (form, case-folded, {last byte of a head: head lengths}).
+_Form = tuple[bytes, bool, dict[int, tuple[int, ...]]]
+
+
+@dataclass(frozen=True)
+class LiteralIndex:
+    """Everything the matcher derives from the patterns; pickled in the rule cache."""
+
+    literals: tuple[Literal, ...]
+    refs: tuple[tuple[PatternRef, ...], ...]
+    unfiltered: tuple[PatternRef, ...]
+    needs: dict[PatternRef, tuple[tuple[Literal, ...], ...]]
+    gates: tuple[tuple[tuple[tuple[_Form, ...], ...], ...] | None, ...]
+
+
+def build_index(rules: Sequence[Rule]) -> LiteralIndex:
+    """Literal index of the rules: prefilter literals by key, and the other sets each pattern needs."""
+    by_literal: dict[tuple[str, bool], list[PatternRef]] = {}
+    literals: list[Literal] = []
+    unfiltered: list[PatternRef] = []
+    needs: dict[PatternRef, tuple[tuple[Literal, ...], ...]] = {}
+    for rule_index, rule in enumerate(rules):
+        for pattern_index, pattern in enumerate(rule.patterns):
+            ref = PatternRef(rule_index, pattern_index)
+            found, others = literal_sets(pattern)
+            if not found:
+                unfiltered.append(ref)
+                continue
+            needs[ref] = others
+            for literal in found:
+                key = (literal.text.lower() if literal.ignore_case else literal.text, literal.ignore_case)
+                if key not in by_literal:
+                    literals.append(literal)
+                    by_literal[key] = []
+                by_literal[key].append(ref)
+    refs = tuple(tuple(refs) for refs in by_literal.values())
+    gates = tuple(_gate(key_refs, needs) for key_refs in refs)
+    return LiteralIndex(tuple(literals), refs, tuple(unfiltered), needs, gates)
+
+
+def _gate(refs: Sequence[PatternRef], needs: dict[PatternRef, Any]) -> Any:
+    """Per pattern of one literal, the byte forms of each other set it needs; None if one needs
+    nothing more (then every line holding the literal is worth matching)."""
+    checks = []
+    for ref in refs:
+        sets = []
+        for alternatives in needs[ref]:
+            forms = []
+            for literal in alternatives:
+                core = literal.text.strip(" ")  # a join may add or drop the space at its edge
+                text = core.lower() if literal.ignore_case else core
+                for data in encodings_of(text):
+                    forms.append(_form(data.lower() if literal.ignore_case else data, literal.ignore_case))
+            if forms and all(data for data, _, _ in forms):
+                sets.append(tuple(forms))
+        if not sets:
+            return None
+        checks.append(tuple(sets))
+    return tuple(checks)
+
+
+def _form(data: bytes, folded: bool) -> _Form:
+    heads: dict[int, list[int]] = {}
+    for length in range(1, len(data)):
+        heads.setdefault(data[length - 1], []).append(length)
+    return data, folded, {byte: tuple(lengths) for byte, lengths in heads.items()}
+
+
+def _digest(rules: Sequence[Rule]) -> str:
+    """The patterns, and the code that turns them into an index (edited code is a new index)."""
+    text = "\x00".join("\x01".join(rule.patterns) for rule in rules)
+    code = []
+    for module in (literals, prefilter, sys.modules[__name__]):
+        stat = os.stat(module.__file__ or "")
+        code.append(f"{stat.st_mtime_ns}:{stat.st_size}")
+    return hashlib.sha256(f"{INDEX_VERSION}\x02{code}\x02{text}".encode()).hexdigest()[:24]
+
+
 class Matcher:
     """Matches clean text segments against the rules, trying only rules whose literal is present."""
 
-    def __init__(self, rules: Sequence[Rule], engine: str = "auto") -> None:
+    def __init__(self, rules: Sequence[Rule], engine: str = "auto", use_cache: bool = True) -> None:
+        from ascend_doctor import rulebase
+
         self.rules = tuple(rules)
+        self.engine = engine_name(engine)
+        self._cache_name = f"matcher-{_digest(self.rules)}" if use_cache else None
+        cached = rulebase.read_cache(self._cache_name) if self._cache_name else None
+        index = cached.get("index") if isinstance(cached, dict) else None
+        if not isinstance(index, LiteralIndex):
+            index, cached = build_index(self.rules), {}
+            if self._cache_name:
+                rulebase.write_cache(self._cache_name, {"index": index})
+        self._index = index
+        self._prefilter_blob = cached.get(self.engine)
+        self._prefilter: Any = None
+        self._checked = 0
+        self.unfiltered = list(index.unfiltered)
         self._compiled: dict[PatternRef, Any] = {}
-        self._index: list[tuple[str, bool, tuple[PatternRef, ...]]] = []
-        self.unfiltered: list[PatternRef] = []
-        by_literal: dict[tuple[str, bool], list[PatternRef]] = {}
-        literals: list[Literal] = []
-        for rule_index, rule in enumerate(self.rules):
-            for pattern_index, pattern in enumerate(rule.patterns):
-                ref = PatternRef(rule_index, pattern_index)
-                found = required_literals(pattern)
-                if not found:
-                    self.unfiltered.append(ref)
-                    continue
-                for literal in found:
-                    key = (
-                        literal.text.lower() if literal.ignore_case else literal.text,
-                        literal.ignore_case,
-                    )
-                    if key not in by_literal:
-                        literals.append(literal)
-                    by_literal.setdefault(key, []).append(ref)
-        self._index = [(text, folded, tuple(refs)) for (text, folded), refs in by_literal.items()]
-        self.prefilter = make_prefilter(literals, engine, complete=not self.unfiltered)
+        self._every = tuple(range(len(index.literals)))
         self.timeouts: dict[str, int] = {}  # rule id -> lines on which one of its patterns ran out of time
         self._expired: dict[PatternRef, int] = {}
+        self.line_keys: frozenset[int] | None = None  # set by the scanner for the current line
+        self._probe = _Probe(b"")
+
+    @property
+    def prefilter(self) -> Any:
+        """The engine's prefilter, compiled (or loaded from the cache) on first use."""
+        if self._prefilter is None:
+            self._prefilter = make_prefilter(
+                self._index.literals, self.engine, not self.unfiltered, self._prefilter_blob
+            )
+            blob = getattr(self._prefilter, "source", None)
+            if blob is None and hasattr(self._prefilter, "serialize"):
+                blob = self._prefilter.serialize()
+            if self._cache_name and blob is not None and self._prefilter_blob is None:
+                from ascend_doctor import rulebase
+
+                rulebase.write_cache(self._cache_name, {"index": self._index, self.engine: blob})
+        return self._prefilter
+
+    def prefilter_for(self, block: Any) -> Any:
+        """EveryLine for the first SMALL_INPUT bytes (same findings), else the engine's prefilter."""
+        if not FAST:
+            return _EVERY_LINE
+        if self._prefilter is None and self._checked + len(block) <= SMALL_INPUT:
+            self._checked += len(block)
+            return _EVERY_LINE
+        return self.prefilter
+
+    def worth(self, block: bytes, bounds: tuple[int, int, int, int], keys: frozenset[int] | None) -> bool:
+        """False only when no pattern of the line's literals can match the line or its joins with
+        its neighbours: some other literal set the pattern needs is in none of the three lines.
+        `bounds` are (previous line start, line start, line end, next line end) in `block`."""
+        if keys is None or not FAST:
+            return True
+        pending = []
+        for key in keys:
+            checks = self._index.gates[key]
+            if checks is None:
+                return True
+            pending.append(checks)
+        probe = self._probe if self._probe.block is block else _Probe(block)
+        self._probe = probe
+        if probe.unsure(*bounds):
+            return True
+        present = probe.present
+        return any(all(present(forms, *bounds) for forms in sets) for checks in pending for sets in checks)
 
     def _pattern(self, ref: PatternRef) -> Any:
         compiled = self._compiled.get(ref)
         if compiled is None:
+            import regex
+
             compiled = regex.compile(self.rules[ref.rule_index].patterns[ref.pattern_index])
             self._compiled[ref] = compiled
         return compiled
 
-    def candidates(self, text: str) -> list[PatternRef]:
-        """Patterns worth running on `text`: those whose literal it contains, in rule order."""
+    def candidates(self, text: str, keys: frozenset[int] | None = None) -> list[PatternRef]:
+        """Patterns worth running on `text`: those whose literal it contains, in rule order.
+        `keys` narrows the literals looked for to those the line's bytes hold."""
         lowered: str | None = None
         refs: set[PatternRef] = set(self.unfiltered)
-        for literal, folded, literal_refs in self._index:
-            if folded:
+        literals = self._index.literals
+        for key in self._every if keys is None else keys:
+            literal = literals[key]
+            if literal.ignore_case:
                 if lowered is None:
                     lowered = text.lower()
-                if literal in lowered:
-                    refs.update(literal_refs)
-            elif literal in text:
-                refs.update(literal_refs)
+                if literal.text.lower() in lowered:
+                    refs.update(self._index.refs[key])
+            elif literal.text in text:
+                refs.update(self._index.refs[key])
         return sorted(refs, key=lambda ref: (ref.rule_index, ref.pattern_index))
 
     def search(self, ref: PatternRef, texts: Sequence[str]) -> Any:
         """The pattern's match in the first of `texts` (one line, alone and joined with neighbours),
         each search under a time limit. A time-out gives up on the line, counted once; after
-        MAX_TIMEOUTS lines the pattern is dropped, so a backtracking pattern cannot stall a run."""
+        MAX_TIMEOUTS lines the pattern is dropped, so a backtracking pattern cannot stall a run.
+        A text without one of the other literal sets the pattern needs is not searched."""
         if self._expired.get(ref, 0) >= MAX_TIMEOUTS:
             return None
-        compiled = self._pattern(ref)
+        compiled = None
         for text in texts:
+            if FAST and not self._may_match(ref, text):
+                continue
+            if compiled is None:
+                compiled = self._pattern(ref)
             try:
                 found = compiled.search(text, timeout=PATTERN_TIMEOUT)
             except TimeoutError:
@@ -101,6 +246,21 @@ class Matcher:
                 return found
         return None
 
+    def _may_match(self, ref: PatternRef, text: str) -> bool:
+        lowered: str | None = None
+        for alternatives in self._index.needs.get(ref, ()):
+            for literal in alternatives:
+                if literal.ignore_case:
+                    if lowered is None:
+                        lowered = text.casefold()
+                    if literal.text.casefold() in lowered:
+                        break
+                elif literal.text in text:
+                    break
+            else:
+                return False
+        return True
+
     def match(self, text: str, before: str = "", after: str = "") -> list[Hit]:
         """Every rule matching `text`, or `text` joined with a neighbour line (a message
         hard-wrapped across lines), once each."""
@@ -111,7 +271,7 @@ class Matcher:
             joined += [text + after, f"{text} {after}"]
         if before:
             joined += [before + text, f"{before} {text}"]
-        for ref in self.candidates(text):
+        for ref in self.candidates(text, self.line_keys if FAST else None):
             if ref.rule_index in done:
                 continue
             found = self.search(ref, joined)
@@ -120,3 +280,64 @@ class Matcher:
                 captures = tuple((k, v) for k, v in found.groupdict().items() if v is not None)
                 hits.append(Hit(ref.rule_index, ref.pattern_index, captures))
         return hits
+
+
+_EVERY_LINE = EveryLine()
+
+
+_MARKERS = tuple({text.encode(codec) for text in (*WEIRD_TEXT, "\u017f") for codec in ("utf-8", "gb18030")})
+_SPACE = frozenset(_ASCII_SPACE)
+
+
+class _Probe:
+    """One block, looked into around candidate lines for the other literal sets they need."""
+
+    def __init__(self, block: bytes) -> None:
+        self.block = block
+        self._lowered: bytes | None = None
+        # Bytes after which clean text may hold a literal the bytes do not (prefilter.WEIRD_TEXT;
+        # `ſ` folds to `s` in a case-insensitive pattern), or a `\r` part that moves a line's end.
+        self.odd = [mark for mark in (b"\r", b"{", b"\x1b") if mark in block]
+        self.wide = not block.isascii()
+        if self.wide:
+            self.odd += [mark for mark in _MARKERS if mark in block]
+
+    def lowered(self) -> bytes:
+        if self._lowered is None:
+            self._lowered = self.block.lower()
+        return self._lowered
+
+    def unsure(self, first: int, start: int, end: int, last: int) -> bool:
+        """True when the bytes cannot tell: an odd byte in the three lines, or a line that ends in
+        non-ASCII bytes, which may be Unicode white space that `strip()` removes."""
+        block = self.block
+        if any(block.find(mark, first, last) >= 0 for mark in self.odd):
+            return True
+        if self.wide:
+            for stop, low in ((start - 1, first), (end, start)):
+                while stop > low and block[stop - 1] in _SPACE:
+                    stop -= 1
+                if stop > low and block[stop - 1] >= 0x80:
+                    return True
+        return False
+
+    def present(self, forms: tuple[_Form, ...], first: int, start: int, end: int, last: int) -> bool:
+        """Whether one of the forms can be in a join of the three lines: in one of them, or split
+        across a line end (its head ends one line, the rest is in the next)."""
+        block = self.block
+        for data, folded, _heads in forms:
+            if (self.lowered() if folded else block).find(data, first, last) >= 0:
+                return True
+        for data, folded, heads in forms:
+            hay = self.lowered() if folded else block
+            for low, stop, following, limit in ((first, start - 1, start, end), (start, end, end + 1, last)):
+                while stop > low and hay[stop - 1] in _SPACE:
+                    stop -= 1
+                for length in heads.get(hay[stop - 1], ()) if stop > low else ():
+                    if stop - length >= low and hay.startswith(data[:length], stop - length):
+                        rest = data[length:]
+                        if hay.find(rest, following, limit) >= 0:
+                            return True
+                        if rest[:1] == b" " and hay.find(rest[1:], following, limit) >= 0:
+                            return True
+        return False

@@ -1,8 +1,11 @@
 """Find candidate lines fast: one scan of a byte block for every rule's required literals.
 
-Two engines with one contract (identical candidate lines): a pure-Python one built on a single
-`re` alternation shaped as a trie, and an optional hyperscan one. Both only select lines; the
-rules' full patterns decide.
+Two engines with one contract: `spans(block)` yields every line that holds one of the literals'
+byte forms, with the literals it holds (`keys`), or None for a line whose bytes can hide a literal
+from a byte search (see WEIRD) — the matcher then checks every literal there. The pure-Python
+engine is one `re` alternation shaped as a trie; the optional hyperscan one compiles every form
+into one database. Both only select lines; the rules' full patterns decide, so findings do not
+depend on the engine.
 """
 
 from __future__ import annotations
@@ -13,6 +16,26 @@ from typing import Any
 
 from ascend_doctor.literals import Literal
 
+# Bytes after which the clean text of a line may hold a literal that its raw bytes do not: ESC
+# (a partly stripped colour code), a BOM (removed from the middle of a line), `{` (a JSON record
+# is expanded and unescaped) and the two characters whose lower case is ASCII (İ, the Kelvin K).
+WEIRD_TEXT = ("\x1b", "\ufeff", "{", "\u0130", "\u212a")
+WEIRD = -1
+# A literal is searched by its piece that starts at its rarest byte (at least this long), so that
+# `re` enters its trie at few positions. Costs are rough per-mille frequencies in training logs.
+SUBKEY_MIN = 4
+_COMMON = {
+    **dict.fromkeys(b" ", 150),
+    **dict(
+        zip(
+            b"etaoinsrhldcumfpgwybvkxjqz",
+            (60, 45, 40, 40, 40, 38, 34, 34, 20, 20, 20, 18, 16, 15, 13, 12, 12, 9, 9, 8, 6, 5, 3, 2, 2, 2),
+        )
+    ),
+    **dict.fromkeys(b"0123456789", 30),
+    **dict.fromkeys(b".:-,_/=[]()'", 10),
+}
+
 
 def encodings_of(text: str) -> list[bytes]:
     """The byte forms a literal can take in a log: UTF-8, and GB18030 for Chinese text."""
@@ -22,18 +45,48 @@ def encodings_of(text: str) -> list[bytes]:
     return forms
 
 
-def _trie_regex(words: Sequence[bytes]) -> bytes:
-    trie: dict[Any, Any] = {}
-    for word in words:
-        node = trie
+def literal_forms(literals: Sequence[Literal]) -> list[tuple[bytes, bool, int]]:
+    """(bytes, case-folded, key) for every byte form of every literal; key is the literal's index
+    (WEIRD for the markers). Folded forms are ASCII-lowered, as `(?i)` on bytes compares."""
+    forms: list[tuple[bytes, bool, int]] = []
+    for key, literal in enumerate(literals):
+        text = literal.text.lower() if literal.ignore_case else literal.text
+        for data in encodings_of(text):
+            if data and b"\n" not in data:
+                forms.append((data.lower() if literal.ignore_case else data, literal.ignore_case, key))
+    for marker in WEIRD_TEXT:
+        for data in {marker.encode("utf-8"), marker.encode("gb18030")}:
+            forms.append((data, False, WEIRD))
+    return forms
+
+
+def _cases(byte: int) -> set[int]:
+    """The byte and, for an ASCII letter, its other case (what `(?i)` on bytes folds)."""
+    return {byte | 32, byte & ~32} if chr(byte).isascii() and chr(byte).isalpha() else {byte}
+
+
+def _cost(byte: int, folded: bool) -> int:
+    return sum(_COMMON.get(each, 1) for each in (_cases(byte) if folded else {byte}))
+
+
+def subkey_offset(data: bytes, folded: bool) -> int:
+    """Where the searched piece of a form starts: at its rarest byte, leaving SUBKEY_MIN bytes."""
+    last = max(0, len(data) - SUBKEY_MIN)
+    return min(range(last + 1), key=lambda index: (_cost(data[index], folded), index))
+
+
+def _trie(words: Sequence[bytes]) -> dict[Any, Any]:
+    root: dict[Any, Any] = {}
+    for word in sorted(set(words)):
+        node = root
         for byte in word:
-            if "" in node:  # a shorter literal already covers this one
+            if "" in node:  # a shorter word already covers this one
                 break
             node = node.setdefault(byte, {})
         else:
             node.clear()
             node[""] = True
-    return _node_regex(trie)
+    return root
 
 
 def _node_regex(node: dict[Any, Any]) -> bytes:
@@ -45,124 +98,197 @@ def _node_regex(node: dict[Any, Any]) -> bytes:
     return b"(?:" + b"|".join(branches) + b")"
 
 
-def build_pattern(literals: Sequence[Literal]) -> bytes | None:
-    """One bytes regex that finds any of the literals (case-folded where the literal says so)."""
-    exact = sorted({form for lit in literals if not lit.ignore_case for form in encodings_of(lit.text)})
-    folded = sorted({form for lit in literals if lit.ignore_case for form in encodings_of(lit.text.lower())})
-    parts = []
-    if exact:
-        parts.append(_trie_regex(exact))
-    if folded:
-        parts.append(b"(?i:" + _trie_regex(folded) + b")")
-    return b"|".join(parts) if parts else None
+def build_pattern(forms: Sequence[tuple[bytes, bool, int]]) -> bytes | None:
+    """One bytes regex finding the searched piece of every form. Every top-level branch starts
+    with a plain byte, so `re` skips in C to the bytes that can start a piece (its charset prefix):
+    a case-insensitive group or a leading space at the top would make it try every position."""
+    exact: dict[int, list[bytes]] = {}
+    folded: dict[int, list[bytes]] = {}
+    for data, fold, _key in forms:
+        piece = data[subkey_offset(data, fold) :]
+        for first in _cases(piece[0]) if fold else (piece[0],):
+            (folded if fold else exact).setdefault(first, []).append(piece[1:])
+    branches = []
+    for first in sorted(set(exact) | set(folded), key=lambda byte: (-_COMMON.get(byte, 1), byte)):
+        parts = []
+        if first in exact:
+            parts.append(_rest(exact[first]))
+        if first in folded:
+            parts.append(b"(?i:" + _rest(folded[first]) + b")")
+        body = parts[0] if len(parts) == 1 else b"(?:" + b"|".join(parts) + b")"
+        branches.append(re.escape(bytes([first])) + body)
+    return b"|".join(branches) if branches else None
 
 
-def line_spans(block: bytes, hits: Iterator[int]) -> Iterator[tuple[int, int]]:
-    """Distinct (start, end) spans of the lines holding the sorted hit offsets; end excludes \\n."""
-    end = -1
-    for hit in hits:
-        if hit <= end:
-            continue
-        start = block.rfind(b"\n", 0, hit) + 1
-        end = block.find(b"\n", hit)
-        if end < 0:
-            end = len(block)
-        yield start, end
+def _rest(words: list[bytes]) -> bytes:
+    return b"" if b"" in words else _node_regex(_trie(words))
+
+
+class _Finder:
+    """Every form that starts at a given position, by the first three bytes of its piece."""
+
+    def __init__(self, forms: Sequence[tuple[bytes, bool, int]]) -> None:
+        self.exact: dict[bytes, list[tuple[bytes, int, int]]] = {}
+        self.folded: dict[bytes, list[tuple[bytes, int, int]]] = {}
+        for data, fold, key in forms:
+            offset = subkey_offset(data, fold)
+            table = self.folded if fold else self.exact
+            table.setdefault(data[offset : offset + 3], []).append((data, offset, key))
+        # Pieces shorter than three bytes (the one-byte markers) are looked up by their length.
+        heads = {len(head) for table in (self.exact, self.folded) for head in table}
+        self.lengths = sorted(heads, reverse=True)
+
+    def at(self, block: Any, hit: int, start: int, end: int) -> Iterator[tuple[int, int]]:
+        """(begin, key) of every form inside [start, end) whose searched piece starts at `hit`."""
+        for length in self.lengths:
+            head = bytes(block[hit : hit + length])
+            for data, offset, key in self.exact.get(head, ()):
+                begin = hit - offset
+                if begin >= start and begin + len(data) <= end and block.startswith(data, begin):
+                    yield begin, key
+            for data, offset, key in self.folded.get(head.lower(), ()):
+                begin = hit - offset
+                stop = begin + len(data)
+                if begin >= start and stop <= end and block[begin:stop].lower() == data:
+                    yield begin, key
+
+
+def _line_keys(keys: set[int]) -> frozenset[int] | None:
+    return None if WEIRD in keys else frozenset(keys)
 
 
 class PythonPrefilter:
-    """The pure-Python engine: `re` search, skipping to the next line after each hit."""
+    """The pure-Python engine: `re` search for the pieces, then the forms at each hit."""
 
     name = "python"
 
-    def __init__(self, literals: Sequence[Literal]) -> None:
-        source = build_pattern(literals)
+    def __init__(self, literals: Sequence[Literal], source: bytes | None = None) -> None:
+        forms = literal_forms(literals)
+        if source is None:
+            source = build_pattern(forms)
+        self.source = source
         self._regex = re.compile(source) if source is not None else None
+        self._finder = _Finder(forms)
 
-    def spans(self, block: bytes) -> Iterator[tuple[int, int]]:
+    def spans(self, block: Any) -> Iterator[tuple[int, int, frozenset[int] | None]]:
         if self._regex is None:
             return
         search = self._regex.search
+        forms_at = self._finder.at
         position = 0
+        size = len(block)
         while True:
             match = search(block, position)
             if match is None:
                 return
             hit = match.start()
             start = block.rfind(b"\n", 0, hit) + 1
-            end = block.find(b"\n", match.end())
+            end = block.find(b"\n", hit)
             if end < 0:
-                end = len(block)
-            yield start, end
+                end = size
+            keys: set[int] = set()
+            while match is not None:
+                keys.update(key for _begin, key in forms_at(block, match.start(), start, end))
+                match = search(block, match.start() + 1, end)
+            if keys:
+                yield start, end, _line_keys(keys)
             position = end + 1
 
-    def hits(self, block: bytes, start: int, end: int) -> Iterator[int]:
-        if self._regex is not None:
-            for match in self._regex.finditer(block, start, end):
-                yield match.start()
+    def hits(self, block: Any, start: int, end: int) -> Iterator[int]:
+        """Every offset in [start, end) where a form begins, in order."""
+        if self._regex is None:
+            return
+        found: set[int] = set()
+        search = self._regex.search
+        match = search(block, start, end)
+        while match is not None:
+            found.update(begin for begin, _key in self._finder.at(block, match.start(), start, end))
+            match = search(block, match.start() + 1, end)
+        yield from sorted(found)
 
 
 class HyperscanPrefilter:
-    """The hyperscan engine: every literal compiled into one database, one scan per block."""
+    """The hyperscan engine: every form compiled into one database, one scan per block."""
 
     name = "hyperscan"
 
-    def __init__(self, literals: Sequence[Literal]) -> None:
+    def __init__(self, literals: Sequence[Literal], serialized: bytes | None = None) -> None:
         import hyperscan
 
-        self._hyperscan = hyperscan
-        expressions: list[bytes] = []
-        flags: list[int] = []
-        for lit in literals:
-            text = lit.text.lower() if lit.ignore_case else lit.text
-            for form in encodings_of(text):
-                expressions.append(re.escape(form))
-                flags.append(hyperscan.HS_FLAG_CASELESS if lit.ignore_case else 0)
-        self._database = None
-        if expressions:
+        forms = literal_forms(literals)
+        self._keys = [key for _data, _fold, key in forms]
+        self._lengths = [len(data) for data, _fold, _key in forms]
+        self._database: Any = None
+        if serialized is not None:
+            self._database = hyperscan.loadb(serialized, hyperscan.HS_MODE_BLOCK)
+        elif forms:
             self._database = hyperscan.Database(mode=hyperscan.HS_MODE_BLOCK)
             self._database.compile(
-                expressions=expressions,
-                ids=list(range(len(expressions))),
-                elements=len(expressions),
-                flags=flags,
+                expressions=[re.escape(data) for data, _fold, _key in forms],
+                ids=list(range(len(forms))),
+                elements=len(forms),
+                flags=[hyperscan.HS_FLAG_CASELESS if fold else 0 for _data, fold, _key in forms],
             )
+        self._scratch = hyperscan.Scratch(self._database) if self._database is not None else None
 
-    def _ends(self, block: bytes) -> list[int]:
-        ends: list[int] = []
+    def serialize(self) -> bytes | None:
+        import hyperscan
+
+        return hyperscan.dumpb(self._database) if self._database is not None else None
+
+    def _matches(self, block: Any) -> list[tuple[int, int]]:
+        found: list[tuple[int, int]] = []
         if self._database is None:
-            return ends
+            return found
+        append = found.append
 
-        def on_match(_id: int, _start: int, end: int, _flags: int, _context: object) -> None:
-            ends.append(end - 1)
+        def on_match(ident: int, _start: int, end: int, _flags: int, _context: object) -> None:
+            append((end, ident))
 
-        self._database.scan(block, match_event_handler=on_match)
-        ends.sort()
-        return ends
+        self._database.scan(bytes(block), match_event_handler=on_match, scratch=self._scratch)
+        found.sort()
+        return found
 
-    def spans(self, block: bytes) -> Iterator[tuple[int, int]]:
-        yield from line_spans(block, iter(self._ends(block)))
+    def spans(self, block: Any) -> Iterator[tuple[int, int, frozenset[int] | None]]:
+        end = -1
+        start = 0
+        keys: set[int] = set()
+        for stop, ident in self._matches(block):
+            if stop > end:
+                if keys:
+                    yield start, end, _line_keys(keys)
+                    keys = set()
+                start = block.rfind(b"\n", 0, stop - 1) + 1
+                end = block.find(b"\n", stop - 1)
+                if end < 0:
+                    end = len(block)
+            keys.add(self._keys[ident])
+        if keys:
+            yield start, end, _line_keys(keys)
 
-    def hits(self, block: bytes, start: int, end: int) -> Iterator[int]:
-        yield from (start + offset for offset in self._ends(block[start:end]))
+    def hits(self, block: Any, start: int, end: int) -> Iterator[int]:
+        window = block[start:end]
+        begins = {start + stop - self._lengths[ident] for stop, ident in self._matches(window)}
+        yield from sorted(begins)
 
 
 class EveryLine:
-    """Used when some pattern has no literal: every line is a candidate (slow but complete)."""
+    """Every line is a candidate and every literal is checked there: used when some pattern has
+    no literal, and for small inputs, where compiling the prefilter costs more than it saves."""
 
     name = "every-line"
 
-    def spans(self, block: bytes) -> Iterator[tuple[int, int]]:
+    def spans(self, block: Any) -> Iterator[tuple[int, int, frozenset[int] | None]]:
         start = 0
         size = len(block)
         while start < size:
             end = block.find(b"\n", start)
             if end < 0:
                 end = size
-            yield start, end
+            yield start, end, None
             start = end + 1
 
-    def hits(self, block: bytes, start: int, end: int) -> Iterator[int]:
+    def hits(self, block: Any, start: int, end: int) -> Iterator[int]:
         yield from range(start, end, 4096)
 
 
@@ -174,10 +300,18 @@ def hyperscan_available() -> bool:
     return True
 
 
-def make_prefilter(literals: Sequence[Literal], engine: str, complete: bool) -> Any:
-    """The prefilter for `engine` (auto|python|hyperscan); EveryLine if some pattern has no literal."""
+def engine_name(engine: str) -> str:
+    """`auto` resolved: hyperscan when it imports, else python."""
+    if engine == "auto":
+        return "hyperscan" if hyperscan_available() else "python"
+    return engine
+
+
+def make_prefilter(literals: Sequence[Literal], engine: str, complete: bool, cached: Any = None) -> Any:
+    """The prefilter for `engine` (auto|python|hyperscan); EveryLine if some pattern has no literal.
+    `cached` is what `serialize()` / `.source` gave for the same literals earlier, or None."""
     if not complete:
         return EveryLine()
-    if engine == "hyperscan" or (engine == "auto" and hyperscan_available()):
-        return HyperscanPrefilter(literals)
-    return PythonPrefilter(literals)
+    if engine_name(engine) == "hyperscan":
+        return HyperscanPrefilter(literals, cached)
+    return PythonPrefilter(literals, cached)

@@ -9,14 +9,14 @@ import sys
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-
-import yaml
+from typing import Any
 
 from ascend_doctor import __version__
 from ascend_doctor.errors import RuleError
 from ascend_doctor.model import Rule
-from ascend_doctor.schema import parse_rule
-from ascend_doctor.yamlfile import error_line, load_yaml
+
+# Bump when what is pickled changes shape; the package version is part of the key as well.
+CACHE_FORMAT = 2
 
 RULE_SUFFIXES = (".yaml", ".yml")
 MAX_RULE_FILE = 4 * 1024 * 1024
@@ -28,6 +28,7 @@ class RuleBase:
 
     rules: tuple[Rule, ...]
     files: tuple[str, ...]
+    use_cache: bool = True  # False under --no-cache: the matcher then builds its index afresh
 
     def find(self, rule_id: str) -> Rule | None:
         for rule in self.rules:
@@ -58,6 +59,11 @@ def rule_files(directory: Path) -> list[Path]:
 
 def load_file(path: Path) -> list[Rule]:
     """Parse and validate one rule file."""
+    import yaml  # only when the cache misses: importing PyYAML costs start-up time
+
+    from ascend_doctor.schema import parse_rule
+    from ascend_doctor.yamlfile import error_line, load_yaml
+
     label = str(path)
     try:
         if path.stat().st_size > MAX_RULE_FILE:
@@ -108,33 +114,52 @@ def _merge(files: Iterable[Path]) -> RuleBase:
     return RuleBase(rules=tuple(rules), files=tuple(loaded))
 
 
+def cache_dir() -> Path:
+    """Where compiled rules and matcher indexes are kept ($XDG_CACHE_HOME/ascend-doctor)."""
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return Path(base) / "ascend-doctor"
+
+
+def read_cache(name: str) -> Any:
+    """The object cached under `name` for this version of the tool and Python, or None."""
+    return _read_pickle(cache_dir() / f"{name}-{_runtime_key()}.pickle")
+
+
+def write_cache(name: str, value: Any) -> None:
+    """Cache `value` under `name`; a read-only home only costs start-up time."""
+    _write_pickle(cache_dir() / f"{name}-{_runtime_key()}.pickle", value)
+
+
+def _runtime_key() -> str:
+    key = f"{CACHE_FORMAT}|{__version__}|{sys.version}"
+    return hashlib.sha256(key.encode()).hexdigest()[:12]
+
+
 def _cache_path(files: Sequence[Path]) -> Path | None:
-    digest = hashlib.sha256(f"{__version__}|{sys.version}|{yaml.__version__}".encode())
+    digest = hashlib.sha256(f"{CACHE_FORMAT}|{__version__}|{sys.version}".encode())
     for path in files:
         try:
             stat = path.stat()
         except OSError:
             return None
         digest.update(f"|{path.resolve()}|{stat.st_mtime_ns}|{stat.st_size}".encode())
-    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    return Path(base) / "ascend-doctor" / f"rules-{digest.hexdigest()[:24]}.pickle"
+    return cache_dir() / f"rules-{digest.hexdigest()[:24]}.pickle"
 
 
-def _read_cache(path: Path) -> RuleBase | None:
+def _read_pickle(path: Path) -> Any:
     try:
         with path.open("rb") as handle:
-            cached = pickle.load(handle)
+            return pickle.load(handle)
     except Exception:  # a missing, stale or corrupt cache is simply rebuilt
         return None
-    return cached if isinstance(cached, RuleBase) else None
 
 
-def _write_cache(path: Path, rulebase: RuleBase) -> None:
+def _write_pickle(path: Path, value: Any) -> None:
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         temporary = path.with_suffix(f".{os.getpid()}.tmp")
         with temporary.open("wb") as handle:
-            pickle.dump(rulebase, handle, protocol=pickle.HIGHEST_PROTOCOL)
+            pickle.dump(value, handle, protocol=pickle.HIGHEST_PROTOCOL)
         os.replace(temporary, path)
     except OSError:
         return  # a read-only home only costs start-up time
@@ -151,10 +176,10 @@ def load_rulebase(
         files.extend(rule_files(Path(directory)))
     cache = _cache_path(files) if use_cache else None
     if cache is not None:
-        cached = _read_cache(cache)
-        if cached is not None:
+        cached = _read_pickle(cache)
+        if isinstance(cached, RuleBase):
             return cached
     rulebase = _merge(files)
     if cache is not None:
-        _write_cache(cache, rulebase)
-    return rulebase
+        _write_pickle(cache, rulebase)
+    return rulebase if use_cache else RuleBase(rulebase.rules, rulebase.files, use_cache=False)

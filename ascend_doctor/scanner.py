@@ -53,26 +53,44 @@ class StreamScanner:
         self._long_lines = 0
 
     def scan(self, stream: BinaryIO, first: bytes = b"") -> ScanResult:
-        pending = first
+        # One reused buffer: the partial line left from the last block, then the next chunk read
+        # into place (room for a partial line of up to MAX_LINE + CHUNK and one more chunk).
+        buffer = bytearray(MAX_LINE + 2 * CHUNK)
+        view = memoryview(buffer)
+        buffer[: len(first)] = first
+        filled = len(first)
         newlines = 0
+        read_into = getattr(stream, "readinto", None)
         while True:
-            data = stream.read(CHUNK)
-            self.result.size += len(data)
-            if self.progress is not None and data:
-                self.progress(len(data))
-            if not data:
+            if read_into is not None:
+                count = read_into(view[filled : filled + CHUNK]) or 0
+            else:
+                data = stream.read(CHUNK)
+                count = len(data)
+                buffer[filled : filled + count] = data
+            self.result.size += count
+            if self.progress is not None and count:
+                self.progress(count)
+            if not count:
                 break
-            pending = pending + data if pending else data
-            cut = pending.rfind(b"\n")
+            filled += count
+            cut = buffer.rfind(b"\n", 0, filled)
             if cut < 0:
-                if len(pending) > MAX_LINE:
-                    pending = self._long_fragment(pending, newlines)
+                if filled > MAX_LINE:
+                    tail = self._long_fragment(bytes(view[:filled]), newlines)
+                    buffer[: len(tail)] = tail
+                    filled = len(tail)
                 continue
-            block, pending = pending[: cut + 1], pending[cut + 1 :]
+            block = bytes(view[: cut + 1])
+            tail = bytes(view[cut + 1 : filled])
+            buffer[: len(tail)] = tail
+            filled = len(tail)
             self._block(block, newlines)
             newlines += block.count(b"\n")
+        view.release()
         self.result.size += len(first)
-        if pending:
+        if filled:
+            pending = bytes(buffer[:filled])
             self._block(pending, newlines)
             newlines += pending.count(b"\n") + (0 if pending.endswith(b"\n") else 1)
         self.result.lines = newlines
@@ -92,16 +110,23 @@ class StreamScanner:
             block = events.ANSI_BYTES.sub(b"", block)
         counted_to = 0
         line_number = newlines + 1
-        for start, end in self.matcher.prefilter.spans(block):
+        matcher = self.matcher
+        for start, end, keys in matcher.prefilter_for(block).spans(block):
             line_number += block.count(b"\n", counted_to, start)
             counted_to = start
-            before = block[max(0, start - LOOKBACK) : start]
             if end - start <= events.MAX_SEGMENT:
-                neighbours = (_previous_line(block, start), _next_line(block, end))
-                self._line(block[start:end], line_number, neighbours, before)
+                bounds = _bounds(block, start, end)
+                if not matcher.worth(block, bounds, keys):
+                    continue  # no pattern of its literals can match here: skip decoding it
+                neighbours = (block[bounds[0] : max(start - 1, 0)], block[end + 1 : bounds[3]])
+                matcher.line_keys = keys
+                self._line(block[start:end], line_number, neighbours, block[max(0, start - LOOKBACK) : start])
                 continue
+            matcher.line_keys = None
+            before = block[max(0, start - LOOKBACK) : start]
             for window_start, window_end in self._windows(block, start, end):
                 self._line(block[window_start:window_end], line_number, (b"", b""), before)
+        matcher.line_keys = None
 
     def _windows(self, block: bytes, start: int, end: int) -> list[tuple[int, int]]:
         """Windows around the literal hits of one very long line, merged where they overlap."""
@@ -145,6 +170,16 @@ class StreamScanner:
                 )
                 rule_id = self.matcher.rules[hit.rule_index].id
                 self.result.matches.append(Match(rule_id, hit.pattern_index, evidence, self.input_index))
+
+
+def _bounds(block: bytes, start: int, end: int) -> tuple[int, int, int, int]:
+    """(start of the previous line, start, end, end of the next line), each neighbour cut to
+    MAX_CONTINUATION bytes as `_previous_line` and `_next_line` cut them."""
+    first = start if start == 0 else max(block.rfind(b"\n", 0, start - 1) + 1, start - 1 - MAX_CONTINUATION)
+    if end >= len(block):
+        return first, start, end, end
+    following = block.find(b"\n", end + 1, end + 1 + MAX_CONTINUATION)
+    return first, start, end, following if following >= 0 else min(len(block), end + 1 + MAX_CONTINUATION)
 
 
 def _previous_line(block: bytes, start: int) -> bytes:

@@ -1,0 +1,197 @@
+"""Benchmark ascend-doctor against `rg` and `grep` on generated logs: `python bench/run.py`.
+
+Generates (once) under bench/data/: a 100 MB training log (1 GB more with --big), a file that is
+one 100 MB line, and a plog directory, with shared/bench/gen_logs.py (or --gen PATH). Exports the
+loaded rule base's own regexes for rg and grep (bench/patterns.py says how), then times, on the
+same files in the same run, `rg -c -f`, `LC_ALL=C grep -c -E -f` and `ascend-doctor diagnose`
+with each engine. Prints a Markdown table: MB/s, the ratio to rg and grep, peak RSS, start-up.
+Throughput is by wall-clock time, best of --repeat runs; peak RSS is the largest process's.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import platform
+import shutil
+import subprocess
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+sys.path.insert(0, str(HERE.parent))
+
+import patterns  # noqa: E402
+
+from ascend_doctor.prefilter import hyperscan_available  # noqa: E402
+from ascend_doctor.rulebase import load_rulebase  # noqa: E402
+
+DATA = HERE / "data"
+DEFAULT_GEN = HERE.parent.parent / "shared" / "bench" / "gen_logs.py"
+MB = 1024 * 1024
+
+
+@dataclass
+class Timing:
+    seconds: float
+    peak_mb: float
+
+
+def run(command: list[str], env: dict[str, str] | None = None) -> Timing:
+    """Wall time and peak RSS (of the process and the children it waited for) of one run."""
+    started = time.perf_counter()
+    process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env)
+    _, status, usage = os.wait4(process.pid, 0)
+    elapsed = time.perf_counter() - started
+    process.returncode = os.waitstatus_to_exitcode(status)
+    if process.returncode not in (0, 1):
+        raise SystemExit(f"failed ({process.returncode}): {' '.join(command)}")
+    return Timing(elapsed, usage.ru_maxrss / 1024)
+
+
+def best(command: list[str], repeat: int, env: dict[str, str] | None = None) -> Timing:
+    runs = [run(command, env) for _ in range(repeat)]
+    return Timing(min(r.seconds for r in runs), max(r.peak_mb for r in runs))
+
+
+def size_of(path: Path) -> int:
+    if path.is_file():
+        return path.stat().st_size
+    return sum(p.stat().st_size for p in path.rglob("*") if p.is_file())
+
+
+def generate(gen: Path, big: bool, plog_mb: int, plog_files: int) -> dict[str, Path]:
+    DATA.mkdir(exist_ok=True)
+    inputs = {"100 MB log": DATA / "train-100mb.log"}
+    if big:
+        inputs["1 GB log"] = DATA / "train-1gb.log"
+    for name, path in inputs.items():
+        if not path.exists():
+            size = "1024" if name.startswith("1 GB") else "100"
+            _gen(gen, ["stdout", str(path), size])
+    one_line = DATA / "one-line-100mb.log"
+    if not one_line.exists():
+        write_one_line(one_line)
+    inputs["one 100 MB line"] = one_line
+    plog = DATA / f"plog-{plog_mb}mb-{plog_files}"
+    if not plog.exists():
+        _gen(gen, ["plogdir", str(plog), str(plog_mb), "--files", str(plog_files)])
+    inputs[f"plog dir {plog_mb} MB, {plog_files} files"] = plog
+    return inputs
+
+
+def _gen(gen: Path, args: list[str]) -> None:
+    if not gen.is_file():
+        raise SystemExit(f"log generator not found: {gen} (pass --gen PATH to gen_logs.py)")
+    print(f"generating {args[1]} ...", file=sys.stderr)
+    subprocess.run([sys.executable, str(gen), *args], check=True)
+
+
+def write_one_line(path: Path) -> None:
+    """100 MiB without a newline but at its end, two incidents inside."""
+    block = b"abc def 0.1234, " * (MB // 16)
+    with path.open("wb") as handle:
+        for index in range(100):
+            handle.write(block)
+            if index in (30, 70):
+                handle.write(b" EL0004: Failed to allocate memory. ")
+        handle.write(b"\n")
+
+
+def export_patterns() -> dict[str, Path]:
+    rules = load_rulebase().rules
+    files = {}
+    for dialect in ("rust", "ere"):
+        exported = patterns.export(patterns.rule_patterns(rules), dialect)
+        path = DATA / f"patterns.{dialect}"
+        path.write_text("\n".join(exported.patterns) + "\n", encoding="utf-8")
+        files[dialect] = path
+        print(
+            f"{dialect}: {exported.total} patterns, {len(exported.patterns)} exported "
+            f"({exported.changed} widened: lookarounds dropped), {len(exported.skipped)} skipped",
+            file=sys.stderr,
+        )
+    return files
+
+
+def doctor(path: Path, engine: str, jobs: int) -> list[str]:
+    return [
+        sys.executable, "-m", "ascend_doctor", "diagnose", str(path), "--engine", engine,
+        "--jobs", str(jobs), "--format", "json", "--output", os.devnull, "--exit-zero",
+    ]  # fmt: skip
+
+
+def baselines(path: Path, pats: dict[str, Path], jobs: int, repeat: int) -> tuple[Timing, Timing]:
+    rg = ["rg", "-c", "--no-messages", "-j", str(jobs), "-f", str(pats["rust"]), str(path)]
+    grep = ["grep", "-c", "-E", "-f", str(pats["ere"]), *(["-r"] if path.is_dir() else []), str(path)]
+    env = {**os.environ, "LC_ALL": "C"}
+    return best(rg, repeat), best(grep, repeat, env)
+
+
+def startup(engine: str, repeat: int) -> float:
+    small = DATA / "ten-lines.log"
+    lines = [f"step {i}: loss 2.{i}" for i in range(9)] + ["EL0004: Failed to allocate memory"]
+    small.write_text("\n".join(lines) + "\n")
+    run(doctor(small, engine, 1))  # warm the rule cache
+    return best(doctor(small, engine, 1), max(repeat, 5)).seconds * 1000
+
+
+def measure(inputs: dict[str, Path], engines: list[str], repeat: int) -> list[list[str]]:
+    pats = export_patterns()
+    starts = {engine: startup(engine, repeat) for engine in engines}
+    rows = []
+    for name, path in inputs.items():
+        size = size_of(path) / MB
+        for jobs in (1, 2) if path.is_dir() else (1,):
+            rg, grep = baselines(path, pats, jobs, repeat)
+            rows.append([name, "rg" if jobs == 1 else "rg -j2", "", *_cells(size, rg, rg, grep), ""])
+            rows.append([name, "grep", "", *_cells(size, grep, rg, grep), ""])
+            for engine in engines:
+                timing = best(doctor(path, engine, jobs), repeat)
+                print(f"{name} {engine} jobs={jobs}: {timing.seconds:.2f} s", file=sys.stderr)
+                cells = _cells(size, timing, rg, grep)
+                rows.append([name, f"ascend-doctor {engine}", str(jobs), *cells, f"{starts[engine]:.0f}"])
+    return rows
+
+
+def _cells(size: float, timing: Timing, rg: Timing, grep: Timing) -> list[str]:
+    return [
+        f"{size / timing.seconds:.0f}",
+        f"{rg.seconds / timing.seconds:.2f}",
+        f"{grep.seconds / timing.seconds:.2f}",
+        f"{timing.peak_mb:.0f}",
+    ]
+
+
+def table(rows: list[list[str]]) -> str:
+    head = ["input", "tool", "jobs", "MB/s", "× rg", "× grep", "peak RSS MB", "start-up ms"]
+    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    lines += ["| " + " | ".join(row) + " |" for row in rows]
+    return "\n".join(lines)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--gen", type=Path, default=DEFAULT_GEN, help="path to gen_logs.py")
+    parser.add_argument("--big", action="store_true", help="also a 1 GB log")
+    parser.add_argument("--repeat", type=int, default=3, help="runs per measurement (best is kept)")
+    parser.add_argument("--plog-mb", type=int, default=200)
+    parser.add_argument("--plog-files", type=int, default=400)
+    parser.add_argument("--engine", action="append", choices=["python", "hyperscan"], help="default: both")
+    args = parser.parse_args()
+    for tool in ("rg", "grep"):
+        if shutil.which(tool) is None:
+            raise SystemExit(f"{tool} is not installed (apt-get install ripgrep grep)")
+    engines = args.engine or (["python", "hyperscan"] if hyperscan_available() else ["python"])
+    inputs = generate(args.gen, args.big, args.plog_mb, args.plog_files)
+    rows = measure(inputs, engines, args.repeat)
+    cpu = f"{os.cpu_count()} cores, {platform.processor() or platform.machine()}"
+    print(f"\n{time.strftime('%Y-%m-%d')}, Python {platform.python_version()}, {cpu}\n")
+    print(table(rows))
+
+
+if __name__ == "__main__":
+    main()
