@@ -311,6 +311,38 @@ def test_rules_test_is_quiet_about_a_fast_pattern(tmp_path: Path) -> None:
     assert "slow" not in result.stderr
 
 
+ENGINES = ["python", *(["hyperscan"] if hyperscan_available() else [])]
+ODD_PATTERNS = {
+    # pattern: (a line it matches, a line it does not)
+    "[[:alpha:]]ShardError": (
+        "xShardError: 7",
+        "7ShardError: 7",
+    ),  # POSIX class: `re` reads it as `[[:alpha:]` + `]`
+    "\\x00ShardError": ("\x00ShardError: 7", "ShardError: 7"),  # a NUL inside the literal
+}
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+@pytest.mark.parametrize("pattern", sorted(ODD_PATTERNS))
+def test_user_patterns_in_regex_only_syntax_still_match(tmp_path: Path, pattern: str, engine: str) -> None:
+    hit, miss = ODD_PATTERNS[pattern]
+    directory = rules_dir(tmp_path, user_rule(pattern.replace("'", "''"), "xShardError", "ShardError"))
+    result = run_cli(
+        "diagnose",
+        "--rules",
+        str(directory),
+        "--engine",
+        engine,
+        "--format",
+        "json",
+        "-",
+        stdin=f"{miss}\n\n{hit}\n",
+    )
+    assert result.exit_code == 1, result.stderr
+    evidence = json.loads(result.stdout)["findings"][0]["evidence"]
+    assert [e["line"] for e in evidence] == [3]
+
+
 # -- broken and hostile rule files -------------------------------------------------------------------
 
 RULE_ID = "team.custom-loader-crash"
