@@ -42,19 +42,25 @@ def children(pid: int) -> list[int]:
     return [int(child) for child in _read(f"/proc/{pid}/task/{pid}/children").split()]
 
 
-def has_open(pid: int, suffix: str) -> bool:
-    """True when process `pid` holds a file whose path ends with `suffix`."""
+def read_position(pid: int, suffix: str) -> int | None:
+    """How far process `pid` has read the file whose path ends with `suffix`, None if not open."""
     try:
         descriptors = os.listdir(f"/proc/{pid}/fd")
     except OSError:
-        return False
+        return None
     for descriptor in descriptors:
         try:
             if os.readlink(f"/proc/{pid}/fd/{descriptor}").endswith(suffix):
-                return True
+                info = _read(f"/proc/{pid}/fdinfo/{descriptor}").split()
+                return int(info[info.index("pos:") + 1]) if "pos:" in info else 0
         except OSError:
             continue
-    return False
+    return None
+
+
+def has_open(pid: int, suffix: str) -> bool:
+    """True when process `pid` holds a file whose path ends with `suffix`."""
+    return read_position(pid, suffix) is not None
 
 
 READ_SYSCALLS = ("0", "63")  # read(2) on x86_64, aarch64

@@ -604,8 +604,12 @@ def test_ctrl_c_during_the_scan_of_a_large_file(tmp_path: Path) -> None:
     log = tmp_path / "large.log"
     _slow_log(log, 24)
     proc = processes.start(["diagnose", str(log), "--engine", "python"])
-    assert processes.wait_until(lambda: processes.has_open(proc.pid, "large.log")), "the scan never started"
-    time.sleep(0.3)
+
+    def scanning() -> bool:  # started, and most of the file still to read
+        position = processes.read_position(proc.pid, "large.log")
+        return position is not None and position < log.stat().st_size // 2
+
+    assert processes.wait_until(scanning), "the scan was never seen under way"
     assert_one_interrupted_line(*interrupted(proc))
     assert_nothing_left(proc.pid)
 
@@ -623,7 +627,6 @@ def test_ctrl_c_with_worker_processes_leaves_none_behind(tmp_path: Path, to_grou
         return len(workers) >= 2 and all(processes.has_open(pid, ".log") for pid in workers)
 
     assert processes.wait_until(workers_scanning), "the workers never started scanning"
-    time.sleep(0.3)
     assert_one_interrupted_line(*interrupted(proc, to_group))
     assert_nothing_left(proc.pid)
 
