@@ -11,6 +11,7 @@ from __future__ import annotations
 import hashlib
 import os
 import sys
+from bisect import bisect_left
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -47,10 +48,6 @@ class Hit:
     captures: tuple[tuple[str, str], ...]
 
 
-# One literal set of a byte-level check: (form, case-folded, {last byte of a head: head lengths}).
-_Form = tuple[bytes, bool, dict[int, tuple[int, ...]]]
-
-
 @dataclass(frozen=True)
 class LiteralIndex:
     """Everything the matcher derives from the patterns; pickled in the rule cache."""
@@ -59,7 +56,7 @@ class LiteralIndex:
     refs: tuple[tuple[PatternRef, ...], ...]
     unfiltered: tuple[PatternRef, ...]
     needs: dict[PatternRef, tuple[tuple[Literal, ...], ...]]
-    gates: tuple[tuple[tuple[tuple[_Form, ...], ...], ...] | None, ...]
+    gates: tuple[tuple[tuple[_Set, ...], ...] | None, ...]
 
 
 def build_index(rules: Sequence[Rule]) -> LiteralIndex:
@@ -88,31 +85,48 @@ def build_index(rules: Sequence[Rule]) -> LiteralIndex:
 
 
 def _gate(refs: Sequence[PatternRef], needs: dict[PatternRef, Any]) -> Any:
-    """Per pattern of one literal, the byte forms of each other set it needs; None if one needs
-    nothing more (then every line holding the literal is worth matching)."""
+    """Per pattern of one literal, a `_Set` for each other literal set it needs; None if one
+    needs nothing more (then every line holding the literal is worth matching)."""
     checks = []
     for ref in refs:
         sets = []
         for alternatives in needs[ref]:
-            forms = []
+            exact: list[bytes] = []
+            folded: list[bytes] = []
             for literal in alternatives:
                 core = literal.text.strip(" ")  # a join may add or drop the space at its edge
-                text = core.lower() if literal.ignore_case else core
-                for data in encodings_of(text):
-                    forms.append(_form(data.lower() if literal.ignore_case else data, literal.ignore_case))
-            if forms and all(data for data, _, _ in forms):
-                sets.append(tuple(forms))
+                for data in encodings_of(core.lower() if literal.ignore_case else core):
+                    (folded if literal.ignore_case else exact).append(
+                        data.lower() if literal.ignore_case else data
+                    )
+            if all(exact) and all(folded):  # an all-space literal is always there
+                sets.append(_Set(tuple(exact), tuple(folded), _heads(exact), _heads(folded)))
         if not sets:
             return None
         checks.append(tuple(sets))
     return tuple(checks)
 
 
-def _form(data: bytes, folded: bool) -> _Form:
-    heads: dict[int, list[int]] = {}
-    for length in range(1, len(data)):
-        heads.setdefault(data[length - 1], []).append(length)
-    return data, folded, {byte: tuple(lengths) for byte, lengths in heads.items()}
+@dataclass(frozen=True)
+class _Set:
+    """One literal set a pattern needs, as bytes: whole forms, and the ways each can be split
+    across a line end, by the last byte of the head (head, rest)."""
+
+    exact: tuple[bytes, ...]
+    folded: tuple[bytes, ...]
+    exact_heads: dict[int, tuple[tuple[bytes, bytes], ...]]
+    folded_heads: dict[int, tuple[tuple[bytes, bytes], ...]]
+
+
+def _heads(forms: Sequence[bytes]) -> dict[int, tuple[tuple[bytes, bytes], ...]]:
+    heads: dict[int, list[tuple[bytes, bytes]]] = {}
+    for data in forms:
+        for length in range(1, len(data)):
+            rest = data[length:]
+            heads.setdefault(data[length - 1], []).append((data[:length], rest))
+            if rest[:1] == b" ":  # joined with a space: the space may be the one the join adds
+                heads[data[length - 1]].append((data[:length], rest[1:]))
+    return {byte: tuple(pairs) for byte, pairs in heads.items()}
 
 
 def _digest(rules: Sequence[Rule]) -> str:
@@ -193,8 +207,7 @@ class Matcher:
         self._probe = probe
         if probe.unsure(*bounds):
             return True
-        present = probe.present
-        return any(all(present(forms, *bounds) for forms in sets) for checks in pending for sets in checks)
+        return any(all(probe.present(need, bounds) for need in sets) for each in pending for sets in each)
 
     def _pattern(self, ref: PatternRef) -> Any:
         compiled = self._compiled.get(ref)
@@ -289,6 +302,18 @@ _MARKERS = tuple({text.encode(codec) for text in (*WEIRD_TEXT, "\u017f") for cod
 _SPACE = frozenset(_ASCII_SPACE)
 
 
+def _positions(block: bytes, marks: Sequence[bytes]) -> list[int]:
+    """Where the marks are, the first of each line that has one (the rest do not change a check)."""
+    found = []
+    for mark in marks:
+        at = block.find(mark)
+        while at >= 0:
+            found.append(at)
+            line_end = block.find(b"\n", at)
+            at = block.find(mark, line_end) if line_end >= 0 else -1
+    return sorted(found)
+
+
 class _Probe:
     """One block, looked into around candidate lines for the other literal sets they need."""
 
@@ -297,10 +322,8 @@ class _Probe:
         self._lowered: bytes | None = None
         # Bytes after which clean text may hold a literal the bytes do not (prefilter.WEIRD_TEXT;
         # `ſ` folds to `s` in a case-insensitive pattern), or a `\r` part that moves a line's end.
-        self.odd = [mark for mark in (b"\r", b"{", b"\x1b") if mark in block]
+        self.odd = _positions(block, (b"\r", b"{", b"\x1b"))
         self.wide = not block.isascii()
-        if self.wide:
-            self.odd += [mark for mark in _MARKERS if mark in block]
 
     def lowered(self) -> bytes:
         if self._lowered is None:
@@ -310,10 +333,15 @@ class _Probe:
     def unsure(self, first: int, start: int, end: int, last: int) -> bool:
         """True when the bytes cannot tell: an odd byte in the three lines, or a line that ends in
         non-ASCII bytes, which may be Unicode white space that `strip()` removes."""
+        odd = self.odd
+        if odd:
+            index = bisect_left(odd, first)
+            if index < len(odd) and odd[index] < last:
+                return True
         block = self.block
-        if any(block.find(mark, first, last) >= 0 for mark in self.odd):
-            return True
-        if self.wide:
+        if self.wide and not block[first:last].isascii():
+            if any(block.find(mark, first, last) >= 0 for mark in _MARKERS):
+                return True
             for stop, low in ((start - 1, first), (end, start)):
                 while stop > low and block[stop - 1] in _SPACE:
                     stop -= 1
@@ -321,23 +349,26 @@ class _Probe:
                     return True
         return False
 
-    def present(self, forms: tuple[_Form, ...], first: int, start: int, end: int, last: int) -> bool:
-        """Whether one of the forms can be in a join of the three lines: in one of them, or split
-        across a line end (its head ends one line, the rest is in the next)."""
+    def present(self, need: _Set, bounds: tuple[int, int, int, int]) -> bool:
+        """Whether one of the set's forms can be in a join of the three lines: in one of them,
+        or split across a line end (its head ends one line, the rest is in the next)."""
         block = self.block
-        for data, folded, _heads in forms:
-            if (self.lowered() if folded else block).find(data, first, last) >= 0:
+        first, start, end, last = bounds
+        for data in need.exact:
+            if block.find(data, first, last) >= 0:
                 return True
-        for data, folded, heads in forms:
-            hay = self.lowered() if folded else block
-            for low, stop, following, limit in ((first, start - 1, start, end), (start, end, end + 1, last)):
-                while stop > low and hay[stop - 1] in _SPACE:
-                    stop -= 1
-                for length in heads.get(hay[stop - 1], ()) if stop > low else ():
-                    if stop - length >= low and hay.startswith(data[:length], stop - length):
-                        rest = data[length:]
-                        if hay.find(rest, following, limit) >= 0:
-                            return True
-                        if rest[:1] == b" " and hay.find(rest[1:], following, limit) >= 0:
-                            return True
+        lowered = self.lowered() if need.folded else block
+        for data in need.folded:
+            if lowered.find(data, first, last) >= 0:
+                return True
+        for low, stop, following, limit in ((first, start - 1, start, end), (start, end, end + 1, last)):
+            while stop > low and block[stop - 1] in _SPACE:
+                stop -= 1
+            if stop <= low or following >= limit:
+                continue
+            for hay, heads in ((block, need.exact_heads), (lowered, need.folded_heads)):
+                for head, rest in heads.get(hay[stop - 1], ()):
+                    begin = stop - len(head)
+                    if begin >= low and hay.startswith(head, begin) and hay.find(rest, following, limit) >= 0:
+                        return True
         return False

@@ -22,18 +22,70 @@ from ascend_doctor.literals import Literal
 WEIRD_TEXT = ("\x1b", "\ufeff", "{", "\u0130", "\u212a")
 WEIRD = -1
 # A literal is searched by its piece that starts at its rarest byte (at least this long), so that
-# `re` enters its trie at few positions. Costs are rough per-mille frequencies in training logs.
+# `re` enters its trie at few positions. Costs: per-mille byte frequencies measured on generated
+# training logs (shared/bench/gen_logs.py) and the fixtures; unlisted bytes count 1.
 SUBKEY_MIN = 4
 _COMMON = {
-    **dict.fromkeys(b" ", 150),
+    **dict.fromkeys(b" ", 131),
     **dict(
         zip(
-            b"etaoinsrhldcumfpgwybvkxjqz",
-            (60, 45, 40, 40, 40, 38, 34, 34, 20, 20, 20, 18, 16, 15, 13, 12, 12, 9, 9, 8, 6, 5, 3, 2, 2, 2),
+            b"0e214:at-insr.3o8p56l9,c7md=[]guhk|/NFIOby_BEf()GUvz",
+            (
+                51,
+                42,
+                41,
+                34,
+                33,
+                30,
+                30,
+                29,
+                28,
+                27,
+                27,
+                27,
+                26,
+                24,
+                23,
+                23,
+                22,
+                21,
+                20,
+                19,
+                19,
+                18,
+                17,
+                17,
+                15,
+                14,
+                13,
+                11,
+                10,
+                10,
+                10,
+                10,
+                8,
+                8,
+                8,
+                7,
+                7,
+                6,
+                6,
+                6,
+                5,
+                5,
+                4,
+                3,
+                3,
+                3,
+                2,
+                2,
+                2,
+                2,
+                2,
+                2,
+            ),
         )
     ),
-    **dict.fromkeys(b"0123456789", 30),
-    **dict.fromkeys(b".:-,_/=[]()'", 10),
 }
 
 
