@@ -235,15 +235,17 @@ class Matcher:
                 refs.update(self._index.refs[key])
         return sorted(refs, key=lambda ref: (ref.rule_index, ref.pattern_index))
 
-    def search(self, ref: PatternRef, texts: Sequence[str]) -> Any:
-        """The pattern's match in the first of `texts` (one line, alone and joined with neighbours),
-        each search under a time limit. A time-out gives up on the line, counted once; after
+    def search(self, ref: PatternRef, texts: Sequence[tuple[str, int, int]]) -> Any:
+        """The pattern's match in the first of `texts` (one line, alone and joined with neighbours,
+        with the span the line itself has in each) that takes in part of the line: a match wholly
+        inside a neighbour is the neighbour's evidence, not this line's. Each search runs under a
+        time limit. A time-out gives up on the line, counted once; after
         MAX_TIMEOUTS lines the pattern is dropped, so a backtracking pattern cannot stall a run.
         A text without one of the other literal sets the pattern needs is not searched."""
         if self._expired.get(ref, 0) >= MAX_TIMEOUTS:
             return None
         compiled = None
-        for text in texts:
+        for text, low, high in texts:
             if FAST and not self._may_match(ref, text):
                 continue
             if compiled is None:
@@ -255,7 +257,7 @@ class Matcher:
                 rule_id = self.rules[ref.rule_index].id
                 self.timeouts[rule_id] = self.timeouts.get(rule_id, 0) + 1
                 return None
-            if found is not None:
+            if found is not None and found.start() < high and found.end() > low:
                 return found
         return None
 
@@ -279,11 +281,13 @@ class Matcher:
         hard-wrapped across lines), once each."""
         hits: list[Hit] = []
         done: set[int] = set()
-        joined = [text]
+        own = len(text)
+        joined = [(text, 0, own)]
         if after:
-            joined += [text + after, f"{text} {after}"]
+            joined += [(text + after, 0, own), (f"{text} {after}", 0, own)]
         if before:
-            joined += [before + text, f"{before} {text}"]
+            start = len(before)
+            joined += [(before + text, start, start + own), (f"{before} {text}", start + 1, start + 1 + own)]
         for ref in self.candidates(text, self.line_keys if FAST else None):
             if ref.rule_index in done:
                 continue

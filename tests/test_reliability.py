@@ -165,6 +165,30 @@ def test_report_does_not_depend_on_hash_seed(tmp_path: Path) -> None:
     assert outputs[0] == outputs[1]
 
 
+NEIGHBOURS = {
+    # log: (rule, its evidence lines). A line is joined with its neighbours to read hard-wrapped
+    # messages, but a match lying wholly in the neighbour is the neighbour's evidence only.
+    "EH99990\nEH9999: Inner Error!\n": ("cann.eh9999-inner-error", [2]),
+    "assert isDifferentiableType(variable.scalar_type()) passed\n"
+    "RuntimeError: isDifferentiableType(variable.scalar_type()) INTERNAL ASSERT FAILED at x.cpp:1\n": (
+        "autograd.bool-tensor-requires-grad-assert",
+        [2],
+    ),
+    "RuntimeError: Attempting to deserialize object on a\nCUDA device but torch.cuda.is_available() is False.\n": (
+        "checkpoint.cuda-checkpoint-on-npu",
+        [1],
+    ),
+}
+
+
+@pytest.mark.parametrize("log", sorted(NEIGHBOURS), ids=lambda log: NEIGHBOURS[log][0])
+def test_a_neighbour_line_lends_no_match_of_its_own(log: str) -> None:
+    rule_id, lines = NEIGHBOURS[log]
+    result = run_cli("diagnose", "-", "--format", "json", stdin=log)
+    found = {f["rule_id"]: [e["line"] for e in f["evidence"]] for f in json.loads(result.stdout)["findings"]}
+    assert found.get(rule_id) == lines, found
+
+
 def test_log_markup_prints_literally_with_colour_forced(tmp_path: Path) -> None:
     log = tmp_path / "train.log"
     log.write_bytes(
