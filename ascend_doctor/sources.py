@@ -15,7 +15,14 @@ from typing import Any, BinaryIO
 
 STDIN = "-"
 SNIFF = 8192
-DECOMPRESS_ERRORS = (OSError, EOFError, lzma.LZMAError, zlib.error, ValueError)
+# What a truncated or corrupt compressed log raises; anything else is a bug and must surface.
+DECOMPRESS_ERRORS: tuple[type[BaseException], ...] = (OSError, EOFError, lzma.LZMAError, zlib.error)
+try:
+    import zstandard as _zstandard
+
+    DECOMPRESS_ERRORS += (_zstandard.ZstdError,)
+except ImportError:
+    pass
 
 
 @dataclass(frozen=True)
