@@ -70,12 +70,39 @@ def _worker_init(rulebase: RuleBase, engine: str) -> None:
     _worker_matcher = Matcher(rulebase.rules, engine, use_cache=getattr(rulebase, "use_cache", True))
 
 
-def _worker_scan(job: tuple[InputItem, int]) -> tuple[InputRecord, list[Match], dict[str, int]]:
+def _worker_scan(job: tuple[InputItem, int]) -> tuple[int, InputRecord, list[Match], dict[str, int]]:
     assert _worker_matcher is not None
     item, index = job
     _worker_matcher.timeouts.clear()
     record, matches = _scan_item(_worker_matcher, item, index, item.label, None, None)
-    return record, matches, dict(_worker_matcher.timeouts)
+    return index, record, matches, dict(_worker_matcher.timeouts)
+
+
+def _scan_parallel(
+    items: Sequence[InputItem], rulebase: RuleBase, options: ScanOptions, progress: Progress | None
+) -> tuple[list[InputRecord], list[Match], dict[str, int]]:
+    """Files across worker processes, largest first (a big file last would leave a core idle);
+    results are put back in input order, so the report does not depend on which worker ran."""
+    context = multiprocessing.get_context("fork" if hasattr(os, "fork") else "spawn")
+    jobs = sorted(((item, index) for index, item in enumerate(items)), key=lambda job: -_size(job[0]))
+    done: dict[int, tuple[InputRecord, list[Match]]] = {}
+    timeouts: dict[str, int] = {}
+    with context.Pool(min(options.jobs, len(items)), _worker_init, (rulebase, options.engine)) as pool:
+        for index, record, found, slow in pool.imap_unordered(_worker_scan, jobs):
+            done[index] = (record, found)
+            for rule_id, count in slow.items():
+                timeouts[rule_id] = timeouts.get(rule_id, 0) + count
+            if progress is not None:
+                progress(record.size)
+    ordered = [done[index] for index in sorted(done)]
+    return [record for record, _ in ordered], [m for _, found in ordered for m in found], timeouts
+
+
+def _size(item: InputItem) -> int:
+    try:
+        return 0 if item.skip_reason or item.is_stdin else os.path.getsize(item.path)
+    except OSError:
+        return 0
 
 
 def _parallel(items: Sequence[InputItem], rulebase: RuleBase, options: ScanOptions) -> bool:
@@ -119,16 +146,7 @@ def diagnose(
     matches: list[Match] = []
     timeouts: dict[str, int] = {}
     if _parallel(items, rulebase, options):
-        context = multiprocessing.get_context("fork" if hasattr(os, "fork") else "spawn")
-        jobs = min(options.jobs, len(items))
-        with context.Pool(jobs, _worker_init, (rulebase, options.engine)) as pool:
-            for record, found, slow in pool.imap(_worker_scan, [(it, i) for i, it in enumerate(items)]):
-                records.append(record)
-                matches.extend(found)
-                for rule_id, count in slow.items():
-                    timeouts[rule_id] = timeouts.get(rule_id, 0) + count
-                if progress is not None:
-                    progress(record.size)
+        records, matches, timeouts = _scan_parallel(items, rulebase, options, progress)
     else:
         matcher = Matcher(rulebase.rules, options.engine, use_cache=getattr(rulebase, "use_cache", True))
         for index, item in enumerate(items):

@@ -49,6 +49,18 @@ def required_literals(pattern: str) -> _Alternatives | None:
     return None if best is None else tuple(piece for lit in best for piece in _wrap_safe(lit))
 
 
+def common_literal(pattern: str) -> str | None:
+    """A prefilter literal of `pattern` so common in logs that most lines holding it are not this
+    failure (each such line costs a look): shorter than 5 characters, a number shorter than 6, or one plain
+    word ('failed', 'Warning', ' graph '). None when every literal is specific enough."""
+    for literal in required_literals(pattern) or ():
+        core = literal.text.strip()
+        plain_word = core.isalpha() and core.isascii() and (core.islower() or core[1:].islower())
+        if len(core) < 5 or (core.isdigit() and len(core) < 6) or (plain_word and len(core) <= 12):
+            return literal.text
+    return None
+
+
 def literal_sets(pattern: str) -> tuple[_Alternatives | None, tuple[_Alternatives, ...]]:
     """The pattern's prefilter literals (as `required_literals`) and every other set of literals
     that a match must also contain one of (used to skip lines cheaply, never to select them)."""

@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from io import BytesIO
 
-from ascend_doctor.literals import required_literals
+from ascend_doctor.literals import common_literal, required_literals
 from ascend_doctor.matcher import PATTERN_TIMEOUT, Matcher
 from ascend_doctor.model import Rule
 from ascend_doctor.scanner import StreamScanner
@@ -43,15 +43,18 @@ def _fired(matcher: Matcher, rule_id: str, line: str) -> bool:
 
 
 def _literal_warnings(rule: Rule) -> list[Problem]:
-    return [
-        Problem(
-            rule.id,
-            "no-literal",
-            f"patterns[{index}] has no required literal: it runs on every line",
-        )
-        for index, pattern in enumerate(rule.patterns)
-        if not required_literals(pattern)
-    ]
+    problems = []
+    for index, pattern in enumerate(rule.patterns):
+        if not required_literals(pattern):
+            detail = f"patterns[{index}] has no required literal: it runs on every line"
+            problems.append(Problem(rule.id, "no-literal", detail))
+        elif (common := common_literal(pattern)) is not None:
+            detail = (
+                f"patterns[{index}] is looked for by {common!r}, common in logs: every line holding it "
+                "is checked, which slows big logs; give the pattern a longer or rarer fixed text"
+            )
+            problems.append(Problem(rule.id, "common-literal", detail))
+    return problems
 
 
 def _slow(example: str, elapsed: float, timed_out: bool, line: str) -> str:

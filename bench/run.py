@@ -41,9 +41,15 @@ class Timing:
 
 
 def run(command: list[str], env: dict[str, str] | None = None) -> Timing:
-    """Wall time and peak RSS (of the process and the children it waited for) of one run."""
+    """Wall time and peak RSS (of the process and the children it waited for) of one run.
+    Python may write bytecode, as after `pip install` (a sandbox may set PYTHONDONTWRITEBYTECODE)."""
+    env = {key: value for key, value in (env or os.environ).items() if key != "PYTHONDONTWRITEBYTECODE"}
     started = time.perf_counter()
-    process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env)
+    # A pipe, not /dev/null: GNU grep stops at the first match when its output is /dev/null.
+    process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=env)
+    assert process.stdout is not None
+    while process.stdout.read(1 << 16):
+        pass
     _, status, usage = os.wait4(process.pid, 0)
     elapsed = time.perf_counter() - started
     process.returncode = os.waitstatus_to_exitcode(status)
