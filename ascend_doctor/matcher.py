@@ -26,7 +26,7 @@ MAX_TIMEOUTS = 5  # a pattern that runs out of time this often is not tried agai
 INDEX_VERSION = 2
 # The first bytes a matcher scans are checked line by line (every literal on every line): for a
 # small log that is cheaper than compiling or loading the prefilter. Findings are the same.
-SMALL_INPUT = 64 * 1024
+SMALL_INPUT = 16 * 1024
 # Off, every line is a candidate and every literal and pattern is tried on it: the plain path the
 # equivalence tests compare every speed-up against.
 FAST = True
