@@ -46,7 +46,7 @@ def _scan_item(
     if opened is None:
         return InputRecord(label, "skipped", reason), []
     scanner = StreamScanner(matcher, label, index, progress)
-    notes: list[str] = [f"{opened.compression}-compressed"] if opened.compression else []
+    notes: list[str] = [opened.note] if opened.note else []
     try:
         result = scanner.scan(opened.stream, opened.first)
     except DECOMPRESS_ERRORS as exc:

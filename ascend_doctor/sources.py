@@ -114,7 +114,7 @@ class OpenedInput:
 
     stream: BinaryIO
     first: bytes
-    compression: str
+    note: str
     closer: Any
 
 
@@ -142,18 +142,51 @@ def open_input(item: InputItem, stdin: BinaryIO | None = None) -> tuple[OpenedIn
     except DECOMPRESS_ERRORS as exc:
         raw.close()
         return None, f"cannot read: {exc}"
+    if b"\x00" in first and first.startswith((b"\xff\xfe", b"\xfe\xff")):
+        utf16 = _Utf16AsUtf8(io.BufferedReader(_Prefixed(first, stream)))
+        return OpenedInput(utf16, utf16.read(SNIFF), "UTF-16 text, decoded", raw), ""
     reason = _binary_reason(first, piped=item.is_stdin)
     if reason:
         raw.close()
         return None, reason
-    return OpenedInput(stream, first, compression, raw), ""
+    return OpenedInput(stream, first, f"{compression}-compressed" if compression else "", raw), ""
+
+
+class _Prefixed(io.RawIOBase):
+    """The bytes already sniffed, then the rest of the stream."""
+
+    def __init__(self, first: bytes, rest: Any) -> None:
+        self._first = first
+        self._rest = rest
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer: Any) -> int:
+        data = self._first[: len(buffer)] if self._first else self._rest.read(len(buffer))
+        self._first = self._first[len(data) :] if self._first else b""
+        buffer[: len(data)] = data
+        return len(data)
+
+
+class _Utf16AsUtf8:
+    """A UTF-16 log (as Windows redirects write them), handed on as UTF-8 bytes."""
+
+    def __init__(self, raw: BinaryIO) -> None:
+        self._text = io.TextIOWrapper(raw, encoding="utf-16", errors="replace", newline="")
+
+    def read(self, size: int = -1) -> bytes:
+        return self._text.read(size // 2 if size > 0 else -1).encode("utf-8", errors="replace")
+
+    def readinto(self, buffer: Any) -> int:
+        data = self.read(len(buffer))
+        buffer[: len(data)] = data
+        return len(data)
 
 
 def _binary_reason(first: bytes, piped: bool = False) -> str:
     if b"\x00" not in first:
         return ""
-    if first.startswith((b"\xff\xfe", b"\xfe\xff")):
-        return "UTF-16 text (convert it with: iconv -f UTF-16 -t UTF-8)"
     if piped:  # a job's output piped in is a log by intent: one stray NUL must not cost the diagnosis
         return ""
     return "binary file (contains NUL bytes)"

@@ -160,3 +160,11 @@ def test_error_inside_a_huge_line_is_found_in_a_window(tmp_path: Path) -> None:
     assert report["findings"][0]["evidence"][0]["line"] == 1
     assert len(report["findings"][0]["evidence"][0]["text"]) <= 1000
     assert report["inputs"][0]["notes"], "matching a very long line only in windows must be said"
+
+
+@pytest.mark.parametrize("encoding", ["utf-16", "utf-16-be"])
+def test_utf16_log_is_decoded(tmp_path: Path, expected: list, encoding: str) -> None:
+    text = "\ufeff" + "\r\n".join(CLEAN) + "\r\n"
+    report = diagnose_bytes(tmp_path, text.encode(encoding))
+    assert findings(report) == expected
+    assert report["inputs"][0]["notes"] == ["UTF-16 text, decoded"]
