@@ -76,6 +76,12 @@ class _DefaultsToDiagnose(click.Group):
             ctx.exit(int(ExitCode.CLEAN))
         except (click.exceptions.Exit, click.ClickException, SystemExit):
             raise
+        except OSError as exc:
+            if ctx.meta.get(DEBUG_KEY):
+                raise
+            silence_stdout()
+            click.echo(f"ascend-doctor: error: cannot write the output: {exc.strerror or exc}", err=True)
+            ctx.exit(int(ExitCode.ERROR))
         except Exception as exc:
             if ctx.meta.get(DEBUG_KEY):
                 raise
@@ -356,5 +362,8 @@ def main(argv: Sequence[str] | None = None) -> None:
 
 def silence_stdout() -> None:
     """After EPIPE, point stdout at /dev/null so the interpreter's final flush stays quiet."""
-    devnull = os.open(os.devnull, os.O_WRONLY)
-    os.dup2(devnull, sys.stdout.fileno())
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError, AttributeError):  # stdout already closed or replaced
+        return

@@ -160,3 +160,37 @@ def test_warnings_alone_exit_0_by_default(tmp_path: Path) -> None:
     assert result.exit_code == 0
     assert "fall back" in result.stdout
     assert run_cli("diagnose", "--fail-on", "warning", str(log)).exit_code == 1
+
+
+def test_ctrl_c_while_the_cli_is_still_importing(monkeypatch, capsys) -> None:
+    import sys
+
+    import pytest
+
+    from ascend_doctor import entry
+
+    class InterruptedImport:
+        def find_spec(self, name, path=None, target=None):
+            if name == "ascend_doctor.cli":
+                raise KeyboardInterrupt
+            return None
+
+    monkeypatch.delitem(sys.modules, "ascend_doctor.cli")
+    monkeypatch.setattr(sys, "meta_path", [InterruptedImport(), *sys.meta_path])
+    with pytest.raises(SystemExit) as stopped:
+        entry.main()
+    assert stopped.value.code == 130
+    assert capsys.readouterr().err.strip() == "ascend-doctor: interrupted"
+
+
+def test_every_command_into_a_full_disk_is_one_line_and_exit_2() -> None:
+    import subprocess
+    import sys
+
+    for args in (["rules", "list"], ["explain", "EL0004"], ["rules", "show", "hccl.ei0002-notify-timeout"]):
+        with open("/dev/full", "w") as full:
+            done = subprocess.run(
+                [sys.executable, "-m", "ascend_doctor", *args], stdout=full, stderr=subprocess.PIPE, text=True
+            )
+        assert done.returncode == 2, args
+        assert done.stderr.count("\n") == 1 and "cannot write" in done.stderr, (args, done.stderr)
