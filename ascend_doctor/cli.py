@@ -328,7 +328,7 @@ def diagnose_command(
         stdin_name=stdin_name,
         lang=lang or default_language(),
     )
-    with byte_progress(_total_size(targets), enabled=fmt == "text" or output != "-") as progress:
+    with byte_progress(lambda: _total_size(targets), enabled=fmt == "text" or output != "-") as progress:
         stdin = sys.stdin.buffer if sys.stdin is not None else None
         report = diagnose(targets, rulebase, options, stdin=stdin, progress=progress)
     _require_something_read(report)

@@ -14,7 +14,7 @@ from ascend_doctor.matcher import MAX_TIMEOUTS, PATTERN_TIMEOUT, Matcher
 from ascend_doctor.model import InputRecord, Match, Report
 from ascend_doctor.ranking import rank, waited_for
 from ascend_doctor.rulebase import RuleBase
-from ascend_doctor.scanner import ScanResult, StreamScanner
+from ascend_doctor.scanner import StreamScanner
 from ascend_doctor.sources import DECOMPRESS_ERRORS, InputItem, expand, open_input
 
 PARALLEL_MIN_BYTES = 16 * 1024 * 1024
@@ -166,4 +166,4 @@ def diagnose(
     )
 
 
-__all__ = ["ScanOptions", "ScanResult", "diagnose"]
+__all__ = ["ScanOptions", "diagnose"]

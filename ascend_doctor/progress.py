@@ -11,9 +11,17 @@ SHOW_ABOVE_BYTES = 32 * 1024 * 1024
 
 
 @contextmanager
-def byte_progress(total: int | None, enabled: bool) -> Iterator[Callable[[int], None] | None]:
-    """Yields a callback taking the number of bytes just read, or None when nothing is shown."""
-    if not enabled or not sys.stderr.isatty() or (total is not None and total < SHOW_ABOVE_BYTES):
+def byte_progress(size_of: Callable[[], int | None], enabled: bool) -> Iterator[Callable[[int], None] | None]:
+    """Yields a callback taking the number of bytes just read, or None when nothing is shown.
+
+    `size_of` (the total to read, None if unknown) is only called when a bar could be shown:
+    sizing a large directory costs a walk of the whole tree.
+    """
+    if not enabled or not sys.stderr.isatty():
+        yield None
+        return
+    total = size_of()
+    if total is not None and total < SHOW_ABOVE_BYTES:
         yield None
         return
     from rich.progress import (
