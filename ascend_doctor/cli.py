@@ -26,7 +26,6 @@ from ascend_doctor.errors import AscendDoctorError, ExitCode, InputError
 from ascend_doctor.model import Report, Severity
 from ascend_doctor.progress import byte_progress
 from ascend_doctor.render import RENDERERS
-from ascend_doctor.render.github import commands_stopped
 from ascend_doctor.rulebase import RuleBase, load_rulebase
 from ascend_doctor.sources import STDIN
 
@@ -209,7 +208,7 @@ def _write_stdout(renderer_class: Any, report: Report, color: bool | None, ruleb
     # width, could start a line with `::` and run as a workflow command.
     actions_log = renderer_class.name == "text" and in_github_actions()
     try:
-        with commands_stopped(stream) if actions_log else nullcontext():
+        with _commands_stopped(stream) if actions_log else nullcontext():
             _render(renderer_class, report, stream, use_color, rulebase)
         stream.flush()
     except BrokenPipeError:
@@ -217,6 +216,12 @@ def _write_stdout(renderer_class: Any, report: Report, color: bool | None, ruleb
     except OSError as exc:  # a full disk, or a device that refuses writes
         silence_stdout()
         raise InputError(f"cannot write the report to standard output: {exc.strerror or exc}") from None
+
+
+def _commands_stopped(stream: TextIO) -> Any:
+    from ascend_doctor.render.github import commands_stopped
+
+    return commands_stopped(stream)
 
 
 def _render(renderer_class: Any, report: Report, stream: TextIO, color: bool, rulebase: RuleBase) -> None:

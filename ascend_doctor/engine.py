@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import multiprocessing
 import os
 import signal
 from collections.abc import Callable, Sequence
@@ -83,6 +82,8 @@ def _scan_parallel(
 ) -> tuple[list[InputRecord], list[Match], dict[str, int]]:
     """Files across worker processes, largest first (a big file last would leave a core idle);
     results are put back in input order, so the report does not depend on which worker ran."""
+    import multiprocessing  # only here: importing it costs every run ~10 ms of start-up
+
     context = multiprocessing.get_context("fork" if hasattr(os, "fork") else "spawn")
     jobs = sorted(((item, index) for index, item in enumerate(items)), key=lambda job: -_size(job[0]))
     done: dict[int, tuple[InputRecord, list[Match]]] = {}

@@ -31,6 +31,12 @@ SMALL_INPUT = 16 * 1024
 # equivalence tests compare every speed-up against.
 FAST = True
 _ASCII_SPACE = b" \t\r\x0b\x0c\x1c\x1d\x1e\x1f"
+# A clean segment longer than this, for which the scanner knows no literals (its bytes held a
+# WEIRD marker), gets them from the prefilter run on its text instead of a test of every literal.
+LONG_SEGMENT = 2048
+# The characters whose lower case is ASCII: a case-insensitive literal can be in a segment's
+# lowered text and not in its bytes.
+_FOLDS_TO_ASCII = ("\u0130", "\u212a")
 
 
 @dataclass(frozen=True)
@@ -235,6 +241,17 @@ class Matcher:
                 refs.update(self._index.refs[key])
         return sorted(refs, key=lambda ref: (ref.rule_index, ref.pattern_index))
 
+    def _keys_in(self, text: str) -> frozenset[int] | None:
+        """The literals in a clean segment, found by the prefilter (None when it cannot tell)."""
+        if any(mark in text for mark in _FOLDS_TO_ASCII):
+            return None
+        data = text.encode("utf-8", "surrogatepass")
+        keys = {key for _begin, key in self.prefilter.hits(data, 0, len(data))}
+        if isinstance(self.prefilter, EveryLine):
+            return None
+        keys.discard(prefilter.WEIRD)
+        return frozenset(keys)
+
     def search(self, ref: PatternRef, texts: Sequence[tuple[str, int, int]]) -> Any:
         """The pattern's match in the first of `texts` (one line, alone and joined with neighbours,
         with the span the line itself has in each) that takes in part of the line: a match wholly
@@ -288,7 +305,10 @@ class Matcher:
         if before:
             start = len(before)
             joined += [(before + text, start, start + own), (f"{before} {text}", start + 1, start + 1 + own)]
-        for ref in self.candidates(text, self.line_keys if FAST else None):
+        keys = self.line_keys
+        if keys is None and FAST and len(text) > LONG_SEGMENT:
+            keys = self._keys_in(text)
+        for ref in self.candidates(text, keys if FAST else None):
             if ref.rule_index in done:
                 continue
             found = self.search(ref, joined)
@@ -323,16 +343,17 @@ class _Probe:
 
     def __init__(self, block: bytes) -> None:
         self.block = block
-        self._lowered: bytes | None = None
+        self._lowered: tuple[tuple[int, int], bytes] | None = None
         # Bytes after which clean text may hold a literal the bytes do not (prefilter.WEIRD_TEXT;
         # `ſ` folds to `s` in a case-insensitive pattern), or a `\r` part that moves a line's end.
         self.odd = _positions(block, (b"\r", b"{", b"\x1b"))
         self.wide = not block.isascii()
 
-    def lowered(self) -> bytes:
-        if self._lowered is None:
-            self._lowered = self.block.lower()
-        return self._lowered
+    def lowered(self, first: int, last: int) -> bytes:
+        """block[first:last] in ASCII lower case (cached for the line being looked at)."""
+        if self._lowered is None or self._lowered[0] != (first, last):
+            self._lowered = ((first, last), self.block[first:last].lower())
+        return self._lowered[1]
 
     def unsure(self, first: int, start: int, end: int, last: int) -> bool:
         """True when the bytes cannot tell: an odd byte in the three lines, or a line that ends in
@@ -361,18 +382,25 @@ class _Probe:
         for data in need.exact:
             if block.find(data, first, last) >= 0:
                 return True
-        lowered = self.lowered() if need.folded else block
+        # The lowered copy holds only the three lines: index it `first` bytes lower.
+        lowered = self.lowered(first, last) if need.folded else b""
         for data in need.folded:
-            if lowered.find(data, first, last) >= 0:
+            if lowered.find(data) >= 0:
                 return True
         for low, stop, following, limit in ((first, start - 1, start, end), (start, end, end + 1, last)):
             while stop > low and block[stop - 1] in _SPACE:
                 stop -= 1
             if stop <= low or following >= limit:
                 continue
-            for hay, heads in ((block, need.exact_heads), (lowered, need.folded_heads)):
-                for head, rest in heads.get(hay[stop - 1], ()):
-                    begin = stop - len(head)
-                    if begin >= low and hay.startswith(head, begin) and hay.find(rest, following, limit) >= 0:
+            for hay, shift, heads in ((block, 0, need.exact_heads), (lowered, first, need.folded_heads)):
+                if not heads:
+                    continue
+                for head, rest in heads.get(hay[stop - 1 - shift], ()):
+                    begin = stop - len(head) - shift
+                    if (
+                        begin >= low - shift
+                        and hay.startswith(head, begin)
+                        and hay.find(rest, following - shift, limit - shift) >= 0
+                    ):
                         return True
         return False

@@ -205,7 +205,7 @@ class _Finder:
                     yield begin, key
 
 
-def _line_keys(keys: set[int]) -> frozenset[int] | None:
+def line_keys(keys: set[int]) -> frozenset[int] | None:
     return None if WEIRD in keys else frozenset(keys)
 
 
@@ -243,20 +243,20 @@ class PythonPrefilter:
                 keys.update(key for _begin, key in forms_at(block, match.start(), start, end))
                 match = search(block, match.start() + 1, end)
             if keys:
-                yield start, end, _line_keys(keys)
+                yield start, end, line_keys(keys)
             position = end + 1
 
-    def hits(self, block: Any, start: int, end: int) -> Iterator[int]:
-        """Every offset in [start, end) where a form begins, in order."""
+    def hits(self, block: Any, start: int, end: int) -> list[tuple[int, int]]:
+        """(offset, key) of every form that begins in [start, end) and ends there, in order."""
         if self._regex is None:
-            return
-        found: set[int] = set()
+            return []
+        found: set[tuple[int, int]] = set()
         search = self._regex.search
         match = search(block, start, end)
         while match is not None:
-            found.update(begin for begin, _key in self._finder.at(block, match.start(), start, end))
+            found.update(self._finder.at(block, match.start(), start, end))
             match = search(block, match.start() + 1, end)
-        yield from sorted(found)
+        return sorted(found)
 
 
 class HyperscanPrefilter:
@@ -308,7 +308,7 @@ class HyperscanPrefilter:
         for stop, ident in self._matches(block):
             if stop > end:
                 if keys:
-                    yield start, end, _line_keys(keys)
+                    yield start, end, line_keys(keys)
                     keys = set()
                 start = block.rfind(b"\n", 0, stop - 1) + 1
                 end = block.find(b"\n", stop - 1)
@@ -316,12 +316,12 @@ class HyperscanPrefilter:
                     end = len(block)
             keys.add(self._keys[ident])
         if keys:
-            yield start, end, _line_keys(keys)
+            yield start, end, line_keys(keys)
 
-    def hits(self, block: Any, start: int, end: int) -> Iterator[int]:
+    def hits(self, block: Any, start: int, end: int) -> list[tuple[int, int]]:
         window = block[start:end]
-        begins = {start + stop - self._lengths[ident] for stop, ident in self._matches(window)}
-        yield from sorted(begins)
+        lengths, keys = self._lengths, self._keys
+        return sorted({(start + stop - lengths[ident], keys[ident]) for stop, ident in self._matches(window)})
 
 
 class EveryLine:
@@ -340,8 +340,8 @@ class EveryLine:
             yield start, end, None
             start = end + 1
 
-    def hits(self, block: Any, start: int, end: int) -> Iterator[int]:
-        yield from range(start, end, 4096)
+    def hits(self, block: Any, start: int, end: int) -> list[tuple[int, int]]:
+        return [(offset, WEIRD) for offset in range(start, end, 4096)]
 
 
 def hyperscan_available() -> bool:

@@ -10,7 +10,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import BinaryIO
 
-from ascend_doctor import events
+from ascend_doctor import events, prefilter
 from ascend_doctor.matcher import Matcher
 from ascend_doctor.model import Evidence, Match
 
@@ -85,14 +85,12 @@ class StreamScanner:
             tail = bytes(view[cut + 1 : filled])
             buffer[: len(tail)] = tail
             filled = len(tail)
-            self._block(block, newlines)
-            newlines += block.count(b"\n")
+            newlines += self._block(block, newlines)
         view.release()
         self.result.size += len(first)
         if filled:
             pending = bytes(buffer[:filled])
-            self._block(pending, newlines)
-            newlines += pending.count(b"\n") + (0 if pending.endswith(b"\n") else 1)
+            newlines += self._block(pending, newlines) + (0 if pending.endswith(b"\n") else 1)
         self.result.lines = newlines
         if self._long_lines:
             self.result.notes.append(
@@ -105,9 +103,15 @@ class StreamScanner:
         self._block(fragment, newlines)
         return fragment[-WINDOW_OVERLAP:]
 
-    def _block(self, block: bytes, newlines: int) -> None:
+    def _block(self, block: bytes, newlines: int) -> int:
+        """Match the candidate lines of `block`, whose first line is line `newlines + 1`; return
+        the number of line ends in it (counted on the way, once)."""
         if b"\x1b" in block:
-            block = events.ANSI_BYTES.sub(b"", block)
+            self._lines_of(events.ANSI_BYTES.sub(b"", block), newlines)
+            return block.count(b"\n")
+        return self._lines_of(block, newlines)
+
+    def _lines_of(self, block: bytes, newlines: int) -> int:
         counted_to = 0
         line_number = newlines + 1
         matcher = self.matcher
@@ -122,23 +126,26 @@ class StreamScanner:
                 matcher.line_keys = keys
                 self._line(block[start:end], line_number, neighbours, block[max(0, start - LOOKBACK) : start])
                 continue
-            matcher.line_keys = None
             before = block[max(0, start - LOOKBACK) : start]
-            for window_start, window_end in self._windows(block, start, end):
+            for window_start, window_end, window_keys in self._windows(block, start, end):
+                matcher.line_keys = window_keys
                 self._line(block[window_start:window_end], line_number, (b"", b""), before)
         matcher.line_keys = None
+        return line_number - 1 - newlines + block.count(b"\n", counted_to)
 
-    def _windows(self, block: bytes, start: int, end: int) -> list[tuple[int, int]]:
-        """Windows around the literal hits of one very long line, merged where they overlap."""
+    def _windows(self, block: bytes, start: int, end: int) -> list[tuple[int, int, frozenset[int] | None]]:
+        """Windows around the literal hits of one very long line, merged where they overlap, each
+        with the literals it holds (None where a byte can hide one: every literal is checked)."""
         self._long_lines += 1
-        windows: list[tuple[int, int]] = []
-        for hit in self.matcher.prefilter.hits(block, start, end):
+        windows: list[tuple[int, int, set[int]]] = []
+        for hit, key in self.matcher.prefilter.hits(block, start, end):
             low, high = max(start, hit - WINDOW), min(end, hit + WINDOW)
             if windows and low <= windows[-1][1]:
-                windows[-1] = (windows[-1][0], high)
+                windows[-1] = (windows[-1][0], high, windows[-1][2])
             else:
-                windows.append((low, high))
-        return windows
+                windows.append((low, high, set()))
+            windows[-1][2].add(key)
+        return [(low, high, prefilter.line_keys(keys)) for low, high, keys in windows]
 
     def _line(self, raw: bytes, line_number: int, neighbours: tuple[bytes, bytes], before: bytes) -> None:
         text = events.decode(raw[:MAX_LINE])

@@ -43,7 +43,7 @@ def _examples() -> list[str]:
 
 def _shaped(line: str, rng: random.Random) -> list[bytes]:
     """One incident line in one of the shapes real logs give it."""
-    shape = rng.randrange(10)
+    shape = rng.randrange(11)
     if shape == 0:
         return [f"[rank{rng.randrange(16)}]: {line}".encode()]
     if shape == 1 and len(line) > 40:  # hard-wrapped by a terminal or a logger
@@ -62,6 +62,9 @@ def _shaped(line: str, rng: random.Random) -> list[bytes]:
         return [f"警告: {line}".encode("gbk", errors="replace")]
     if shape == 7:
         return [("\ufeff" + line).encode()]
+    if shape == 8:  # a long argument dump: its `{` makes the bytes unsure, so literals come from the text
+        filler = "'lr': 0.1, " * rng.randrange(1000, 2000)
+        return [f"Namespace(args={{{filler}'note': '{line}', {filler}}})".encode()]
     return [line.encode()]
 
 

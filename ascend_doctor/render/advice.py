@@ -7,7 +7,7 @@ import re
 import shlex
 
 from ascend_doctor.model import EnvRemedy, Evidence, Finding
-from ascend_doctor.render.text import LABELS
+from ascend_doctor.render.base import LABELS
 
 _HEX = re.compile(r"0x[0-9a-fA-F]+")
 _NUMBERS = re.compile(r"\d+")

@@ -11,42 +11,10 @@ from rich.console import Console
 from rich.text import Text
 
 from ascend_doctor.model import Finding, Report
-from ascend_doctor.render.base import printable, verdict
+from ascend_doctor.render.base import LABELS, printable, verdict
 
 DETAILED = 3
 EVIDENCE_SHOWN = 5
-LABELS = {
-    "en": {
-        "diagnosis": "Diagnosis",
-        "cause": "Cause",
-        "fix": "Fix",
-        "env": "Env",
-        "evidence": "Evidence",
-        "consequence": "consequence of",
-        "symptom": "symptom of",
-        "seen": "seen {count}×",
-        "files": "in {count} files",
-        "also": "also matched: {ids}",
-        "more": "… and {count} more line(s)",
-        "footer": "ascend-doctor {version}: read {inputs} input(s), {lines:,} lines, {rules} rules",
-        "skipped": "; skipped {count} (listed on stderr)",
-    },
-    "zh": {
-        "diagnosis": "诊断",
-        "cause": "原因",
-        "fix": "修复",
-        "env": "环境变量",
-        "evidence": "证据",
-        "consequence": "由此引起：",
-        "symptom": "症状，源自",
-        "seen": "出现 {count} 次",
-        "files": "分布在 {count} 个文件",
-        "also": "同时匹配：{ids}",
-        "more": "…… 另有 {count} 行",
-        "footer": "ascend-doctor {version}：读取 {inputs} 个输入，{lines:,} 行，{rules} 条规则",
-        "skipped": "；跳过 {count} 个（见 stderr）",
-    },
-}
 SEVERITY_STYLE = {"error": "bold red", "warning": "yellow", "info": "cyan"}
 
 
