@@ -5,7 +5,7 @@ from __future__ import annotations
 import difflib
 import json
 import sys
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from typing import Any, Callable
 
 import click
@@ -19,7 +19,7 @@ from ascend_doctor.cli_rules import print_rule, rule_dict
 from ascend_doctor.config import LANGUAGES, default_language
 from ascend_doctor.errors import ConfigError
 from ascend_doctor.knowledge import EnvVar, env_var_names, find_env_var
-from ascend_doctor.model import Rule
+from ascend_doctor.model import Rule, plain
 from ascend_doctor.rulebase import RuleBase, load_rulebase
 
 # What an error code looks like (EL0004, EZ9999, 507015, ERR02011): only such queries are looked
@@ -61,7 +61,7 @@ class Explanation:
     def as_json(self) -> dict[str, Any]:
         return {
             "query": self.query,
-            "env_var": asdict(self.env_var) if self.env_var else None,
+            "env_var": plain(self.env_var) if self.env_var else None,
             "rules": [rule_dict(rule) for rule in self.rules],
         }
 

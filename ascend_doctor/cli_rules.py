@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import sys
-from dataclasses import asdict
 from typing import Any
 
 import click
@@ -14,16 +13,14 @@ from rich.text import Text
 from ascend_doctor.cli import cli
 from ascend_doctor.config import LANGUAGES, default_language
 from ascend_doctor.errors import ConfigError, ExitCode
-from ascend_doctor.model import Rule
+from ascend_doctor.model import Rule, plain
 from ascend_doctor.rulebase import load_rulebase
 from ascend_doctor.selfcheck import check_rules
 
 
 def rule_dict(rule: Rule) -> dict[str, Any]:
     """A rule exactly as loaded, as plain JSON-able data."""
-    data = asdict(rule)
-    for key in ("severity", "confidence", "kind"):
-        data[key] = getattr(rule, key).value
+    data = plain(rule)
     data["source"] = {"path": data.pop("path"), "line": data.pop("line")}
     return data
 

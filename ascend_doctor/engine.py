@@ -5,8 +5,7 @@ from __future__ import annotations
 import os
 import signal
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
-from typing import BinaryIO
+from typing import BinaryIO, NamedTuple
 
 from ascend_doctor import __version__
 from ascend_doctor.matcher import MAX_TIMEOUTS, PATTERN_TIMEOUT, Matcher
@@ -21,8 +20,7 @@ PARALLEL_MIN_BYTES = 16 * 1024 * 1024
 Progress = Callable[[int], None]
 
 
-@dataclass(frozen=True)
-class ScanOptions:
+class ScanOptions(NamedTuple):
     """How to scan: prefilter engine, worker processes, the label for stdin, report language."""
 
     engine: str = "auto"
@@ -136,12 +134,13 @@ def _timeout_warnings(timeouts: dict[str, int]) -> list[str]:
 def diagnose(
     paths: Sequence[str],
     rulebase: RuleBase,
-    options: ScanOptions = ScanOptions(),
+    options: ScanOptions | None = None,
     *,
     stdin: BinaryIO | None = None,
     progress: Progress | None = None,
 ) -> Report:
     """Scan every input with every rule and rank what was found."""
+    options = options or ScanOptions()
     items = expand(paths)
     records: list[InputRecord] = []
     matches: list[Match] = []

@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-import calendar
-import json
 import re
+from datetime import datetime
 from typing import Any
 
 ANSI_BYTES = re.compile(rb"\x1b(?:\[[0-?]*[ -/]*[@-~]|\][^\x07\x1b]*(?:\x07|\x1b\\)|[@-Z\\-_])")
@@ -35,6 +34,7 @@ _PLOG_FULL = re.compile(
 )
 _PLOG_MATCHED_LEVELS = frozenset({"ERROR", "WARNING"})
 MAX_SEGMENT = 16 * 1024
+_EPOCH = datetime(1970, 1, 1)  # times in logs carry no zone: they are read as UTC
 
 
 def decode(raw: bytes) -> str:
@@ -79,6 +79,8 @@ def _expand_json(text: str) -> list[str]:
     if not (stripped.startswith("{") and stripped.endswith("}")):
         return [text]
     try:
+        import json  # only for a line that looks like a JSON record
+
         record = json.loads(stripped)
     except ValueError:
         return [text]
@@ -135,19 +137,9 @@ def timestamp_of(line: str) -> float | None:
     if not match:
         return None
     try:
-        seconds = calendar.timegm(
-            (
-                int(match["y"]),
-                int(match["mo"]),
-                int(match["d"]),
-                int(match["h"]),
-                int(match["mi"]),
-                int(match["s"]),
-                0,
-                0,
-                0,
-            )
-        )
+        fields = (match["y"], match["mo"], match["d"], match["h"], match["mi"], match["s"])
+        moment = datetime(*(int(field) for field in fields))
+        seconds = (moment - _EPOCH).total_seconds()
     except (ValueError, OverflowError):
         return None
     fraction = match["ms"] or ""

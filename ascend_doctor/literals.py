@@ -9,8 +9,7 @@ from __future__ import annotations
 
 import re
 import warnings
-from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 with warnings.catch_warnings():
     warnings.simplefilter("ignore", DeprecationWarning)
@@ -30,8 +29,7 @@ PIECE = 16
 _BREAKS = frozenset('"\\')
 
 
-@dataclass(frozen=True)
-class Literal:
+class Literal(NamedTuple):
     text: str
     ignore_case: bool
 

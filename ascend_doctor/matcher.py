@@ -13,8 +13,7 @@ import os
 import sys
 from bisect import bisect_left
 from collections.abc import Sequence
-from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 from ascend_doctor import literals, prefilter
 from ascend_doctor.literals import Literal, literal_sets
@@ -23,7 +22,7 @@ from ascend_doctor.prefilter import WEIRD_TEXT, EveryLine, encodings_of, engine_
 
 PATTERN_TIMEOUT = 0.25
 MAX_TIMEOUTS = 5  # a pattern that runs out of time this often is not tried again in this run
-INDEX_VERSION = 2
+INDEX_VERSION = 3
 # The first bytes a matcher scans are checked line by line (every literal on every line): for a
 # small log that is cheaper than compiling or loading the prefilter. Findings are the same.
 SMALL_INPUT = 16 * 1024
@@ -39,14 +38,12 @@ LONG_SEGMENT = 2048
 _FOLDS_TO_ASCII = ("\u0130", "\u212a")
 
 
-@dataclass(frozen=True)
-class PatternRef:
+class PatternRef(NamedTuple):
     rule_index: int
     pattern_index: int
 
 
-@dataclass(frozen=True)
-class Hit:
+class Hit(NamedTuple):
     """A rule that matched one segment: which pattern and what it captured."""
 
     rule_index: int
@@ -54,8 +51,7 @@ class Hit:
     captures: tuple[tuple[str, str], ...]
 
 
-@dataclass(frozen=True)
-class LiteralIndex:
+class LiteralIndex(NamedTuple):
     """Everything the matcher derives from the patterns; pickled in the rule cache."""
 
     literals: tuple[Literal, ...]
@@ -113,8 +109,7 @@ def _gate(refs: Sequence[PatternRef], needs: dict[PatternRef, Any]) -> Any:
     return tuple(checks)
 
 
-@dataclass(frozen=True)
-class _Set:
+class _Set(NamedTuple):
     """One literal set a pattern needs, as bytes: whole forms, and the ways each can be split
     across a line end, by the last byte of the head (head, rest)."""
 
@@ -152,7 +147,7 @@ class Matcher:
         from ascend_doctor import rulebase
 
         self.rules = tuple(rules)
-        self.engine = engine_name(engine)
+        self._engine = engine  # resolved with the prefilter: a small log never imports hyperscan
         self._cache_name = f"matcher-{_digest(self.rules)}" if use_cache else None
         cached = rulebase.read_cache(self._cache_name) if self._cache_name else None
         index = cached.get("index") if isinstance(cached, dict) else None
@@ -161,7 +156,7 @@ class Matcher:
             if self._cache_name:
                 rulebase.write_cache(self._cache_name, {"index": index})
         self._index = index
-        self._prefilter_blob = cached.get(self.engine)
+        self._cached = cached
         self._prefilter: Any = None
         self._checked = 0
         self.unfiltered = list(index.unfiltered)
@@ -176,16 +171,16 @@ class Matcher:
     def prefilter(self) -> Any:
         """The engine's prefilter, compiled (or loaded from the cache) on first use."""
         if self._prefilter is None:
-            self._prefilter = make_prefilter(
-                self._index.literals, self.engine, not self.unfiltered, self._prefilter_blob
-            )
+            engine = engine_name(self._engine)
+            cached_blob = self._cached.get(engine)
+            self._prefilter = make_prefilter(self._index.literals, engine, not self.unfiltered, cached_blob)
             blob = getattr(self._prefilter, "source", None)
             if blob is None and hasattr(self._prefilter, "serialize"):
                 blob = self._prefilter.serialize()
-            if self._cache_name and blob is not None and self._prefilter_blob is None:
+            if self._cache_name and blob is not None and cached_blob is None:
                 from ascend_doctor import rulebase
 
-                rulebase.write_cache(self._cache_name, {"index": self._index, self.engine: blob})
+                rulebase.write_cache(self._cache_name, {"index": self._index, engine: blob})
         return self._prefilter
 
     def prefilter_for(self, block: Any) -> Any:

@@ -20,7 +20,6 @@ import hashlib
 import re
 from collections import Counter
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field, replace
 
 from ascend_doctor.events import remote_rank
 from ascend_doctor.model import EnvRemedy, Evidence, Finding, Kind, Match, Rule, Severity
@@ -54,12 +53,14 @@ class _Clock:
         return (stamp is None, stamp or 0.0, match.input_index, match.evidence.line)
 
 
-@dataclass
 class _Group:
-    rule: Rule
-    matches: list[Match]
-    first: _Position
-    also: list[str] = field(default_factory=list)
+    """The matches that fold into one finding, and the other rules folded in with them."""
+
+    def __init__(self, rule: Rule, matches: list[Match], first: _Position) -> None:
+        self.rule = rule
+        self.matches = matches
+        self.first = first
+        self.also: list[str] = []
 
     @property
     def key(self) -> tuple[object, ...]:
@@ -113,7 +114,7 @@ def resolve_env(rule: Rule, evidence: Evidence) -> tuple[EnvRemedy, ...]:
     named like the variable (`(?P<LD_PRELOAD>/usr/lib/.../libgomp.so.1)`)."""
     captured = dict(evidence.captures)
     return tuple(
-        replace(remedy, value=captured[remedy.name]) if captured.get(remedy.name) else remedy
+        remedy._replace(value=captured[remedy.name]) if captured.get(remedy.name) else remedy
         for remedy in rule.env
     )
 

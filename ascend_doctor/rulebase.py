@@ -7,23 +7,20 @@ import os
 import pickle
 import sys
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
-from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from ascend_doctor import __version__
 from ascend_doctor.errors import RuleError
 from ascend_doctor.model import Rule
 
 # Bump when what is pickled changes shape; the package version is part of the key as well.
-CACHE_FORMAT = 2
+CACHE_FORMAT = 3
 
 RULE_SUFFIXES = (".yaml", ".yml")
 MAX_RULE_FILE = 4 * 1024 * 1024
 
 
-@dataclass(frozen=True)
-class RuleBase:
+class RuleBase(NamedTuple):
     """All loaded rules, in load order, with a lookup by id and alias."""
 
     rules: tuple[Rule, ...]
@@ -37,27 +34,31 @@ class RuleBase:
         return None
 
 
-def bundled_rules_dir() -> Path:
+# Paths are plain strings here, not pathlib: this module is on every run's start-up path.
+
+
+def bundled_rules_dir() -> str:
     """The rules shipped in the wheel, or `rules/` beside the package in a source checkout."""
-    package = Path(__file__).resolve().parent
-    installed = package / "rules"
-    return installed if installed.is_dir() else package.parent / "rules"
+    package = os.path.dirname(os.path.realpath(__file__))
+    installed = os.path.join(package, "rules")
+    return installed if os.path.isdir(installed) else os.path.join(os.path.dirname(package), "rules")
 
 
-def rule_files(directory: Path) -> list[Path]:
+def rule_files(directory: str) -> list[str]:
     """The rule files of one directory (or a single file), sorted."""
-    if directory.is_file():
+    if os.path.isfile(directory):
         return [directory]
-    if not directory.is_dir():
-        raise RuleError(str(directory), 0, "rules directory not found")
-    files = sorted(p for p in directory.iterdir() if p.suffix in RULE_SUFFIXES)
+    if not os.path.isdir(directory):
+        raise RuleError(directory, 0, "rules directory not found")
+    names = sorted(name for name in os.listdir(directory) if os.path.splitext(name)[1] in RULE_SUFFIXES)
+    files = [os.path.join(directory, name) for name in names]
     for path in files:
-        if path.is_dir():
-            raise RuleError(str(path), 0, "is a directory, not a rule file")
-    return [path for path in files if path.is_file()]
+        if os.path.isdir(path):
+            raise RuleError(path, 0, "is a directory, not a rule file")
+    return [path for path in files if os.path.isfile(path)]
 
 
-def load_file(path: Path) -> list[Rule]:
+def load_file(path: str) -> list[Rule]:
     """Parse and validate one rule file."""
     import yaml  # only when the cache misses: importing PyYAML costs start-up time
 
@@ -66,9 +67,10 @@ def load_file(path: Path) -> list[Rule]:
 
     label = str(path)
     try:
-        if path.stat().st_size > MAX_RULE_FILE:
+        if os.path.getsize(path) > MAX_RULE_FILE:
             raise RuleError(label, 0, f"rule file is larger than {MAX_RULE_FILE // 1024**2} MiB")
-        data = path.read_bytes()
+        with open(path, "rb") as handle:
+            data = handle.read()
     except OSError as exc:
         raise RuleError(label, 0, f"cannot read rule file: {exc.strerror or exc}") from None
     try:
@@ -93,7 +95,7 @@ def load_file(path: Path) -> list[Rule]:
     return [parse_rule(raw, label) for raw in document["rules"]]
 
 
-def _merge(files: Iterable[Path]) -> RuleBase:
+def _merge(files: Iterable[str]) -> RuleBase:
     rules: list[Rule] = []
     seen: dict[str, Rule] = {}
     loaded: list[str] = []
@@ -114,20 +116,20 @@ def _merge(files: Iterable[Path]) -> RuleBase:
     return RuleBase(rules=tuple(rules), files=tuple(loaded))
 
 
-def cache_dir() -> Path:
+def cache_dir() -> str:
     """Where compiled rules and matcher indexes are kept ($XDG_CACHE_HOME/ascend-doctor)."""
     base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    return Path(base) / "ascend-doctor"
+    return os.path.join(base, "ascend-doctor")
 
 
 def read_cache(name: str) -> Any:
     """The object cached under `name` for this version of the tool and Python, or None."""
-    return _read_pickle(cache_dir() / f"{name}-{_runtime_key()}.pickle")
+    return _read_pickle(os.path.join(cache_dir(), f"{name}-{_runtime_key()}.pickle"))
 
 
 def write_cache(name: str, value: Any) -> None:
     """Cache `value` under `name`; a read-only home only costs start-up time."""
-    _write_pickle(cache_dir() / f"{name}-{_runtime_key()}.pickle", value)
+    _write_pickle(os.path.join(cache_dir(), f"{name}-{_runtime_key()}.pickle"), value)
 
 
 def _runtime_key() -> str:
@@ -135,30 +137,30 @@ def _runtime_key() -> str:
     return hashlib.sha256(key.encode()).hexdigest()[:12]
 
 
-def _cache_path(files: Sequence[Path]) -> Path | None:
+def _cache_path(files: Sequence[str]) -> str | None:
     digest = hashlib.sha256(f"{CACHE_FORMAT}|{__version__}|{sys.version}".encode())
     for path in files:
         try:
-            stat = path.stat()
+            stat = os.stat(path)
         except OSError:
             return None
-        digest.update(f"|{path.resolve()}|{stat.st_mtime_ns}|{stat.st_size}".encode())
-    return cache_dir() / f"rules-{digest.hexdigest()[:24]}.pickle"
+        digest.update(f"|{os.path.realpath(path)}|{stat.st_mtime_ns}|{stat.st_size}".encode())
+    return os.path.join(cache_dir(), f"rules-{digest.hexdigest()[:24]}.pickle")
 
 
-def _read_pickle(path: Path) -> Any:
+def _read_pickle(path: str) -> Any:
     try:
-        with path.open("rb") as handle:
+        with open(path, "rb") as handle:
             return pickle.load(handle)
     except Exception:  # a missing, stale or corrupt cache is simply rebuilt
         return None
 
 
-def _write_pickle(path: Path, value: Any) -> None:
+def _write_pickle(path: str, value: Any) -> None:
     try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        temporary = path.with_suffix(f".{os.getpid()}.tmp")
-        with temporary.open("wb") as handle:
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        temporary = f"{os.path.splitext(path)[0]}.{os.getpid()}.tmp"
+        with open(temporary, "wb") as handle:
             pickle.dump(value, handle, protocol=pickle.HIGHEST_PROTOCOL)
         os.replace(temporary, path)
     except OSError:
@@ -169,11 +171,11 @@ def load_rulebase(
     extra_dirs: Sequence[str] = (), *, bundled: bool = True, use_cache: bool = True
 ) -> RuleBase:
     """The bundled rules (unless `bundled` is False) plus every rule file in `extra_dirs`."""
-    files: list[Path] = []
+    files: list[str] = []
     if bundled:
         files.extend(rule_files(bundled_rules_dir()))
     for directory in extra_dirs:
-        files.extend(rule_files(Path(directory)))
+        files.extend(rule_files(directory))
     cache = _cache_path(files) if use_cache else None
     if cache is not None:
         cached = _read_pickle(cache)

@@ -7,7 +7,6 @@ longer than MAX_LINE is matched in windows of MAX_LINE (the rest of it is said, 
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from typing import BinaryIO
 
 from ascend_doctor import events, prefilter
@@ -23,14 +22,14 @@ WINDOW = 8 * 1024
 LOOKBACK = 4 * 1024
 
 
-@dataclass
 class ScanResult:
-    """What one input yielded."""
+    """What one input yielded, filled in as the scan goes."""
 
-    matches: list[Match] = field(default_factory=list)
-    lines: int = 0
-    size: int = 0
-    notes: list[str] = field(default_factory=list)
+    def __init__(self) -> None:
+        self.matches: list[Match] = []
+        self.lines = 0
+        self.size = 0
+        self.notes: list[str] = []
 
 
 class StreamScanner:

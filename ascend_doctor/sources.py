@@ -10,8 +10,7 @@ import os
 import stat
 import zlib
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
-from typing import Any, BinaryIO
+from typing import Any, BinaryIO, NamedTuple
 
 STDIN = "-"
 SNIFF = 8192
@@ -25,8 +24,7 @@ except ImportError:
     pass
 
 
-@dataclass(frozen=True)
-class InputItem:
+class InputItem(NamedTuple):
     """One thing to read: a file or stdin, or something skipped with the reason why."""
 
     path: str
@@ -108,8 +106,7 @@ def _decompressor(stream: Any, head: bytes) -> tuple[BinaryIO | None, str]:
     return stream, ""
 
 
-@dataclass
-class OpenedInput:
+class OpenedInput(NamedTuple):
     """An open input: the (decompressed) stream, the bytes already sniffed, and notes."""
 
     stream: BinaryIO

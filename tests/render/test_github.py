@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import re
-from dataclasses import replace
 
 from ascend_doctor.model import Evidence, Report, Severity
 from ascend_doctor.render.github import MAX_ANNOTATIONS, escape_data, escape_property
@@ -40,7 +39,7 @@ def hostile_report() -> Report:
         Evidence("train.log", 4, "::0123456789abcdef0123456789abcdef:: guessed resume"),
         Evidence("x\n::set-env name=Z::3.log", 5, "EL0004"),
     )
-    return replace(sample_report(), findings=(finding(OOM, evidence),))
+    return sample_report()._replace(findings=(finding(OOM, evidence),))
 
 
 def test_log_commands_are_never_executed() -> None:
@@ -75,7 +74,7 @@ def test_escaping() -> None:
 
 def test_annotation_properties_and_message_are_escaped() -> None:
     rule = make_rule("sample.odd-path")
-    report = replace(sample_report(), findings=(finding(rule, (Evidence("a,b:c.log", 9, "x"),)),))
+    report = sample_report()._replace(findings=(finding(rule, (Evidence("a,b:c.log", 9, "x"),)),))
     line = render("github", report).splitlines()[0]
     assert line.startswith("::error file=a%2Cb%3Ac.log,line=9,title=Sample odd path::Sample odd path%0A")
     assert "100%25 load" in line and "\n" not in line
@@ -97,7 +96,7 @@ def test_message_has_cause_fix_and_exports_in_the_report_language() -> None:
 def test_at_most_ten_annotations_and_one_line_for_the_rest() -> None:
     rules = [make_rule(f"sample.cause-{i:02d}", Severity.WARNING) for i in range(13)]
     findings = tuple(finding(rule, (Evidence("a.log", i + 1, "x"),)) for i, rule in enumerate(rules))
-    output = render("github", replace(sample_report(), findings=findings))
+    output = render("github", sample_report()._replace(findings=findings))
     executed = [name for name, _ in run_like_the_runner(output)]
     assert sum(name in ANNOTATIONS for name in executed) == MAX_ANNOTATIONS
     rest = [line for line in output.splitlines() if "more finding(s) not annotated" in line]
@@ -106,7 +105,7 @@ def test_at_most_ten_annotations_and_one_line_for_the_rest() -> None:
 
 
 def test_no_findings_is_one_notice() -> None:
-    output = render("github", replace(sample_report(), findings=()))
+    output = render("github", sample_report()._replace(findings=()))
     assert run_like_the_runner(output) == [("notice", "No known Ascend failure cause found.")]
 
 

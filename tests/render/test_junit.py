@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import xml.etree.ElementTree as ET
-from dataclasses import replace
 from pathlib import Path
 
 from ascend_doctor.model import Evidence, InputRecord
@@ -34,8 +33,7 @@ def test_cases_failures_and_counts() -> None:
 
 def test_control_characters_in_logs_are_dropped() -> None:
     text = "EL0004\x00 \x1b[31mred\x1b[0m \x07bell \x0c tab\tok ü 日本"
-    report = replace(
-        sample_report(),
+    report = sample_report()._replace(
         findings=(finding(OOM, (Evidence("a\x01.log", 1, text),)),),
         inputs=(InputRecord("a\x01.log", "read", lines=1),),
     )

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import re
-from dataclasses import replace
 
 from ascend_doctor.model import Evidence, InputRecord, Report
 from ascend_doctor.render.markdown import fenced, inline, prose
@@ -29,8 +28,7 @@ def test_evidence_sits_in_a_fence_longer_than_any_backtick_run() -> None:
 def test_log_text_cannot_inject_markdown_or_html() -> None:
     hostile = "<script>alert(1)</script> [x](javascript:1) **b** | $x$"
     rule = make_rule("sample.hostile")
-    report = replace(
-        sample_report(),
+    report = sample_report()._replace(
         findings=(finding(rule, (Evidence("<b>|x.log", 1, hostile),)),),
         inputs=(InputRecord("<b>|x.log", "read", lines=1), InputRecord("y|<i>.log", "skipped", "<u>why</u>")),
     )
@@ -60,14 +58,14 @@ def test_inputs_table_lists_read_and_skipped() -> None:
 
 
 def huge_report() -> Report:
-    rules = [replace(make_rule(f"sample.huge-{i:03d}"), env=OOM.env) for i in range(300)]
+    rules = [make_rule(f"sample.huge-{i:03d}")._replace(env=OOM.env) for i in range(300)]
     line = "EL0004 " + "x" * 1000
     findings = tuple(
         finding(rule, tuple(Evidence(f"logs/rank{r}.log", r + 1, line, rank=r) for r in range(10)), 500)
         for rule in rules
     )
     inputs = tuple(InputRecord(f"logs/plog/plog-{i}.log", "read", lines=10) for i in range(20000))
-    return replace(sample_report(), findings=findings, inputs=inputs)
+    return sample_report()._replace(findings=findings, inputs=inputs)
 
 
 def test_a_huge_report_is_cut_to_the_limit_evidence_first() -> None:
@@ -92,6 +90,6 @@ def test_a_report_under_the_limit_is_unchanged() -> None:
 
 
 def test_zero_findings_still_has_verdict_and_inputs() -> None:
-    output = render("markdown", replace(sample_report(), findings=()))
+    output = render("markdown", sample_report()._replace(findings=()))
     assert output.startswith("## ascend-doctor: No known Ascend failure cause found.")
     assert "### Inputs" in output and "### 1." not in output

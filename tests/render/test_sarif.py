@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-from dataclasses import replace
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
@@ -34,13 +33,12 @@ def valid(text: str) -> dict[str, Any]:
 
 REPORTS = {
     "sample": sample_report(),
-    "zero findings": replace(sample_report(), findings=()),
-    "only skipped inputs": replace(
-        sample_report(),
+    "zero findings": sample_report()._replace(findings=()),
+    "only skipped inputs": sample_report()._replace(
         findings=(),
         inputs=(InputRecord("gone.log", "skipped", "no such file or directory"),),
     ),
-    "warnings": replace(sample_report(), warnings=("rule cache was rebuilt",)),
+    "warnings": sample_report()._replace(warnings=("rule cache was rebuilt",)),
 }
 
 
@@ -83,7 +81,7 @@ def test_skipped_inputs_are_notifications() -> None:
 def test_uris() -> None:
     assert artifact_uri("logs/rank 0.log") == "logs/rank%200.log"
     assert artifact_uri("/var/log/npu/a.log") == "file:///var/log/npu/a.log"
-    report = replace(sample_report(), findings=(finding(OOM, (Evidence("/abs/x.log", 1, "EL0004"),)),))
+    report = sample_report()._replace(findings=(finding(OOM, (Evidence("/abs/x.log", 1, "EL0004"),)),))
     uri = valid(render("sarif", report))["runs"][0]["results"][0]["locations"][0]["physicalLocation"]
     assert uri["artifactLocation"]["uri"] == "file:///abs/x.log"
 
