@@ -223,7 +223,7 @@ class Matcher:
         """Patterns worth running on `text`: those whose literal it contains, in rule order.
         `keys` narrows the literals looked for to those the line's bytes hold."""
         lowered: str | None = None
-        refs: set[PatternRef] = set(self.unfiltered)
+        found: list[int] = []
         literals = self._index.literals
         for key in self._every if keys is None else keys:
             literal = literals[key]
@@ -231,10 +231,15 @@ class Matcher:
                 if lowered is None:
                     lowered = text.lower()
                 if literal.text.lower() in lowered:
-                    refs.update(self._index.refs[key])
+                    found.append(key)
             elif literal.text in text:
-                refs.update(self._index.refs[key])
-        return sorted(refs, key=lambda ref: (ref.rule_index, ref.pattern_index))
+                found.append(key)
+        if not found:
+            return list(self.unfiltered)
+        refs: set[PatternRef] = set(self.unfiltered)
+        for key in found:
+            refs.update(self._index.refs[key])
+        return sorted(refs)  # PatternRef is (rule_index, pattern_index): rule order
 
     def _keys_in(self, text: str) -> frozenset[int] | None:
         """The literals in a clean segment, found by the prefilter (None when it cannot tell)."""
@@ -291,6 +296,12 @@ class Matcher:
     def match(self, text: str, before: str = "", after: str = "") -> list[Hit]:
         """Every rule matching `text`, or `text` joined with a neighbour line (a message
         hard-wrapped across lines), once each."""
+        keys = self.line_keys
+        if keys is None and FAST and len(text) > LONG_SEGMENT:
+            keys = self._keys_in(text)
+        refs = self.candidates(text, keys if FAST else None)
+        if not refs:
+            return []
         hits: list[Hit] = []
         done: set[int] = set()
         own = len(text)
@@ -300,10 +311,7 @@ class Matcher:
         if before:
             start = len(before)
             joined += [(before + text, start, start + own), (f"{before} {text}", start + 1, start + 1 + own)]
-        keys = self.line_keys
-        if keys is None and FAST and len(text) > LONG_SEGMENT:
-            keys = self._keys_in(text)
-        for ref in self.candidates(text, keys if FAST else None):
+        for ref in refs:
             if ref.rule_index in done:
                 continue
             found = self.search(ref, joined)
