@@ -54,7 +54,7 @@ class StreamScanner:
     def scan(self, stream: BinaryIO, first: bytes = b"") -> ScanResult:
         # One reused buffer: the partial line left from the last block, then the next chunk read
         # into place (room for a partial line of up to MAX_LINE + CHUNK and one more chunk).
-        buffer = bytearray(MAX_LINE + 2 * CHUNK)
+        buffer = _read_buffer()
         view = memoryview(buffer)
         buffer[: len(first)] = first
         filled = len(first)
@@ -176,6 +176,17 @@ class StreamScanner:
                 )
                 rule_id = self.matcher.rules[hit.rule_index].id
                 self.result.matches.append(Match(rule_id, hit.pattern_index, evidence, self.input_index))
+
+
+_buffer: list[bytearray] = []
+
+
+def _read_buffer() -> bytearray:
+    """The process's read buffer, made once: a fresh 3 MiB buffer per file cost a 5,000-file
+    plog tree half a second in page faults."""
+    if not _buffer:
+        _buffer.append(bytearray(MAX_LINE + 2 * CHUNK))
+    return _buffer[0]
 
 
 def _bounds(block: bytes, start: int, end: int) -> tuple[int, int, int, int]:
