@@ -184,8 +184,8 @@ def main() -> None:
     parser.add_argument("--gen", type=Path, default=DEFAULT_GEN, help="path to gen_logs.py")
     parser.add_argument("--big", action="store_true", help="also a 1 GB log")
     parser.add_argument("--repeat", type=int, default=3, help="runs per measurement (best is kept)")
-    parser.add_argument("--plog-mb", type=int, default=200)
-    parser.add_argument("--plog-files", type=int, default=400)
+    parser.add_argument("--plog-mb", type=int, default=1000)
+    parser.add_argument("--plog-files", type=int, default=5000)
     parser.add_argument("--engine", action="append", choices=["python", "hyperscan"], help="default: both")
     args = parser.parse_args()
     for tool in ("rg", "grep"):
@@ -195,7 +195,9 @@ def main() -> None:
     inputs = generate(args.gen, args.big, args.plog_mb, args.plog_files)
     rows = measure(inputs, engines, args.repeat)
     cpu = f"{os.cpu_count()} cores, {platform.processor() or platform.machine()}"
-    print(f"\n{time.strftime('%Y-%m-%d')}, Python {platform.python_version()}, {cpu}\n")
+    bare = best([sys.executable, "-c", "pass"], 10).seconds * 1000
+    print(f"\n{time.strftime('%Y-%m-%d')}, Python {platform.python_version()}, {cpu}")
+    print(f"(the interpreter alone starts in {bare:.0f} ms: `python -c pass`)\n")
     print(table(rows))
 
 
