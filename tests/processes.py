@@ -4,6 +4,7 @@ is blocked reading a pipe, which processes of its group are still alive."""
 from __future__ import annotations
 
 import os
+import signal
 import subprocess
 import sys
 import time
@@ -15,10 +16,16 @@ HAS_PROC = os.path.isdir("/proc/self/fd")
 
 
 def start(args: Sequence[str], **kwargs: Any) -> subprocess.Popen[bytes]:
-    """`ascend-doctor ARGS` in its own session and process group, as a shell job would be."""
+    """`ascend-doctor ARGS` in its own session and process group, as a shell job would be. Ctrl-C
+    is reset to its default: under a background job (`cmd &`) the shell leaves SIGINT ignored, and
+    every child would inherit that."""
     kwargs.setdefault("stdout", subprocess.PIPE)
     kwargs.setdefault("stderr", subprocess.PIPE)
-    return subprocess.Popen([*COMMAND, *args], start_new_session=True, **kwargs)
+    return subprocess.Popen([*COMMAND, *args], start_new_session=True, preexec_fn=_default_sigint, **kwargs)
+
+
+def _default_sigint() -> None:
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
 
 
 def wait_until(condition: Callable[[], bool], timeout: float = 30.0) -> bool:
