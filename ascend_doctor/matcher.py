@@ -243,13 +243,11 @@ class Matcher:
 
     def _keys_in(self, text: str) -> frozenset[int] | None:
         """The literals in a clean segment, found by the prefilter (None when it cannot tell)."""
-        if any(mark in text for mark in _FOLDS_TO_ASCII):
+        if isinstance(self.prefilter, EveryLine) or any(mark in text for mark in _FOLDS_TO_ASCII):
             return None
         data = text.encode("utf-8", "surrogatepass")
         keys = {key for _begin, key in self.prefilter.hits(data, 0, len(data))}
-        if isinstance(self.prefilter, EveryLine):
-            return None
-        keys.discard(prefilter.WEIRD)
+        keys.discard(prefilter.WEIRD)  # a `{` in clean text is only text: it is not expanded again
         return frozenset(keys)
 
     def search(self, ref: PatternRef, texts: Sequence[tuple[str, int, int]]) -> Any:
