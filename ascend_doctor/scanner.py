@@ -191,25 +191,12 @@ def _read_buffer() -> bytearray:
 
 def _bounds(block: bytes, start: int, end: int) -> tuple[int, int, int, int]:
     """(start of the previous line, start, end, end of the next line), each neighbour cut to
-    MAX_CONTINUATION bytes as `_previous_line` and `_next_line` cut them."""
+    MAX_CONTINUATION bytes."""
     first = start if start == 0 else max(block.rfind(b"\n", 0, start - 1) + 1, start - 1 - MAX_CONTINUATION)
     if end >= len(block):
         return first, start, end, end
     following = block.find(b"\n", end + 1, end + 1 + MAX_CONTINUATION)
     return first, start, end, following if following >= 0 else min(len(block), end + 1 + MAX_CONTINUATION)
-
-
-def _previous_line(block: bytes, start: int) -> bytes:
-    if start == 0:
-        return b""
-    return block[max(block.rfind(b"\n", 0, start - 1) + 1, start - 1 - MAX_CONTINUATION) : start - 1]
-
-
-def _next_line(block: bytes, end: int) -> bytes:
-    if end >= len(block):
-        return b""
-    following = block.find(b"\n", end + 1, end + 1 + MAX_CONTINUATION)
-    return block[end + 1 : following if following >= 0 else end + 1 + MAX_CONTINUATION]
 
 
 def _edge_segment(raw: bytes, last: bool) -> str:
