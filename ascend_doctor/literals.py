@@ -27,6 +27,10 @@ SPLIT_ABOVE = 32
 PIECE = 16
 # These characters are escaped in JSON-encoded logs; a literal never spans them.
 _BREAKS = frozenset('"\\')
+# A literal set spelled out from classes and alternations has at most this many texts.
+MAX_SPELLINGS = 64
+# Items that match no text: a literal run goes on across them.
+_ZERO_WIDTH = (sre_constants.AT, sre_constants.ASSERT, sre_constants.ASSERT_NOT)
 
 
 class Literal(NamedTuple):
@@ -110,23 +114,93 @@ def _best(candidates: list[_Alternatives]) -> _Alternatives | None:
 
 
 def _sequence(items: list[tuple[Any, Any]], ignore_case: bool) -> list[_Alternatives]:
-    """Candidate literal sets from a sequence of regex items (each required in every match)."""
+    """Candidate literal sets from a sequence of regex items (each required in every match).
+    Items with a few fixed spellings (`[789]`, `(?:07|08)`, `x?`) extend the run of text
+    before them into every spelling: `2070(?:07|19)` needs `207007` or `207019`, not `2070`."""
     candidates: list[_Alternatives] = []
-    run: list[str] = []
+    run = [""]
 
     def close_run() -> None:
-        if run:
-            candidates.append((Literal("".join(run), ignore_case),))
-            run.clear()
+        if "" not in run:  # a set holding the empty text requires nothing
+            candidates.append(tuple(Literal(text, ignore_case) for text in run))
 
     for op, av in items:
-        if op is sre_constants.LITERAL and chr(av) not in _BREAKS:
-            run.append(chr(av))
+        if op in _ZERO_WIDTH:
+            continue
+        spellings = _spellings(op, av, ignore_case)
+        if spellings is not None:
+            longer = _product(run, spellings)
+            if longer is None:
+                close_run()
+                run = spellings
+            else:
+                run = longer
             continue
         close_run()
+        run = [""]
         candidates.extend(_item(op, av, ignore_case))
     close_run()
     return candidates
+
+
+def _spellings(op: Any, av: Any, ignore_case: bool) -> list[str] | None:
+    """Every text one item can match, if that is at most MAX_SPELLINGS texts, else None."""
+    if op is sre_constants.LITERAL:
+        return None if chr(av) in _BREAKS else [chr(av)]
+    if op is sre_constants.IN:
+        return _set_members(av)
+    if op is sre_constants.SUBPATTERN:
+        add_flags, del_flags = av[1], av[2]
+        if (add_flags | del_flags) & re.IGNORECASE:
+            return None
+        return _fixed_sequence(av[3], ignore_case)
+    if op is sre_constants.BRANCH:
+        texts: list[str] = []
+        for branch in av[1]:
+            spelled = _fixed_sequence(branch, ignore_case)
+            if spelled is None:
+                return None
+            texts.extend(text for text in spelled if text not in texts)
+        return texts if len(texts) <= MAX_SPELLINGS else None
+    if op in (sre_constants.MAX_REPEAT, sre_constants.MIN_REPEAT) and av[:2] == (0, 1):
+        spelled = _fixed_sequence(av[2], ignore_case)
+        return None if spelled is None or len(spelled) >= MAX_SPELLINGS else ["", *spelled]
+    return None
+
+
+def _fixed_sequence(items: Any, ignore_case: bool) -> list[str] | None:
+    texts = [""]
+    for op, av in items:
+        if op in _ZERO_WIDTH:
+            continue
+        spellings = _spellings(op, av, ignore_case)
+        longer = None if spellings is None else _product(texts, spellings)
+        if longer is None:
+            return None
+        texts = longer
+    return texts
+
+
+def _set_members(av: Any) -> list[str] | None:
+    """The characters of a character class of plain characters and ranges (`[1-8A-Z]`)."""
+    members: list[str] = []
+    for op, value in av:
+        if op is sre_constants.LITERAL:
+            members.append(chr(value))
+        elif op is sre_constants.RANGE and value[1] - value[0] < MAX_SPELLINGS:
+            members.extend(chr(code) for code in range(value[0], value[1] + 1))
+        else:
+            return None
+    members = list(dict.fromkeys(members))
+    if len(members) > MAX_SPELLINGS or _BREAKS.intersection(members):
+        return None
+    return members
+
+
+def _product(heads: list[str], tails: list[str]) -> list[str] | None:
+    if len(heads) * len(tails) > MAX_SPELLINGS:
+        return None
+    return list(dict.fromkeys(head + tail for head in heads for tail in tails))
 
 
 def _item(op: Any, av: Any, ignore_case: bool) -> list[_Alternatives]:
