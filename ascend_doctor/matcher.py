@@ -22,7 +22,7 @@ from ascend_doctor.prefilter import WEIRD_TEXT, EveryLine, encodings_of, engine_
 
 PATTERN_TIMEOUT = 0.25
 MAX_TIMEOUTS = 5  # a pattern that runs out of time this often is not tried again in this run
-INDEX_VERSION = 4
+INDEX_VERSION = 5
 # The first bytes a matcher scans are checked line by line (every literal on every line): for a
 # small log that is cheaper than compiling or loading the prefilter. Findings are the same.
 SMALL_INPUT = 16 * 1024
@@ -52,13 +52,12 @@ class Hit(NamedTuple):
 
 
 class LiteralIndex(NamedTuple):
-    """Everything the matcher derives from the patterns; pickled in the rule cache."""
+    """What every run derives from the patterns; pickled in the rule cache."""
 
     literals: tuple[Literal, ...]
     refs: tuple[tuple[PatternRef, ...], ...]
     unfiltered: tuple[PatternRef, ...]
     needs: dict[PatternRef, tuple[tuple[Literal, ...], ...]]
-    gates: tuple[tuple[tuple[_Set, ...], ...] | None, ...]
 
 
 def build_index(rules: Sequence[Rule]) -> LiteralIndex:
@@ -82,8 +81,12 @@ def build_index(rules: Sequence[Rule]) -> LiteralIndex:
                     by_literal[key] = []
                 by_literal[key].append(ref)
     refs = tuple(tuple(refs) for refs in by_literal.values())
-    gates = tuple(_gate(key_refs, needs) for key_refs in refs)
-    return LiteralIndex(tuple(literals), refs, tuple(unfiltered), needs, gates)
+    return LiteralIndex(tuple(literals), refs, tuple(unfiltered), needs)
+
+
+def build_gates(index: LiteralIndex) -> tuple[tuple[tuple[_Set, ...], ...] | None, ...]:
+    """Per literal, the byte checks `Matcher.worth` makes on the lines the prefilter selects."""
+    return tuple(_gate(key_refs, index.needs) for key_refs in index.refs)
 
 
 def _gate(refs: Sequence[PatternRef], needs: dict[PatternRef, Any]) -> Any:
@@ -149,15 +152,14 @@ class Matcher:
         self.rules = tuple(rules)
         self._engine = engine  # resolved with the prefilter: a small log never imports hyperscan
         self._cache_name = f"matcher-{_digest(self.rules)}" if use_cache else None
-        cached = rulebase.read_cache(self._cache_name) if self._cache_name else None
-        index = cached.get("index") if isinstance(cached, dict) else None
+        index = rulebase.read_cache(self._cache_name) if self._cache_name else None
         if not isinstance(index, LiteralIndex):
-            index, cached = build_index(self.rules), {}
+            index = build_index(self.rules)
             if self._cache_name:
-                rulebase.write_cache(self._cache_name, {"index": index})
+                rulebase.write_cache(self._cache_name, index)
         self._index = index
-        self._cached = cached
         self._prefilter: Any = None
+        self._gates: tuple[tuple[tuple[_Set, ...], ...] | None, ...] = ()
         self._checked = 0
         self.unfiltered = list(index.unfiltered)
         self._compiled: dict[PatternRef, Any] = {}
@@ -169,18 +171,26 @@ class Matcher:
 
     @property
     def prefilter(self) -> Any:
-        """The engine's prefilter, compiled (or loaded from the cache) on first use."""
+        """The engine's prefilter and the gates of its lines, compiled (or loaded from their own
+        cache, which a small log never reads) on first use."""
         if self._prefilter is None:
-            engine = engine_name(self._engine)
-            cached_blob = self._cached.get(engine)
-            self._prefilter = make_prefilter(self._index.literals, engine, not self.unfiltered, cached_blob)
-            blob = getattr(self._prefilter, "source", None)
-            if blob is None and hasattr(self._prefilter, "serialize"):
-                blob = self._prefilter.serialize()
-            if self._cache_name and blob is not None and cached_blob is None:
-                from ascend_doctor import rulebase
+            from ascend_doctor import rulebase
 
-                rulebase.write_cache(self._cache_name, {"index": self._index, engine: blob})
+            name = f"{self._cache_name}-prefilter" if self._cache_name else None
+            cached = rulebase.read_cache(name) if name else None
+            cached = cached if isinstance(cached, dict) else {}
+            engine = engine_name(self._engine)
+            missing = engine not in cached or not isinstance(cached.get("gates"), tuple)
+            prefilter = make_prefilter(self._index.literals, engine, not self.unfiltered, cached.get(engine))
+            if engine not in cached:  # what rebuilds it: a hyperscan database, a regex source, or None
+                serialize = getattr(prefilter, "serialize", None)
+                cached[engine] = serialize() if serialize else getattr(prefilter, "source", None)
+            if not isinstance(cached.get("gates"), tuple):
+                cached["gates"] = build_gates(self._index)
+            if name and missing:
+                rulebase.write_cache(name, cached)
+            self._gates = cached["gates"]
+            self._prefilter = prefilter
         return self._prefilter
 
     def prefilter_for(self, block: Any) -> Any:
@@ -200,7 +210,7 @@ class Matcher:
             return True
         pending = []
         for key in keys:
-            checks = self._index.gates[key]
+            checks = self._gates[key]
             if checks is None:
                 return True
             pending.append(checks)
