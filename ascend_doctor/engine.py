@@ -106,8 +106,13 @@ def _chunk(files: int, workers: int) -> int:
 
 
 def _size(item: InputItem) -> int:
+    """The size the directory walk saw, else asked now (0 for what is not read)."""
+    if item.skip_reason or item.is_stdin:
+        return 0
+    if item.size >= 0:
+        return item.size
     try:
-        return 0 if item.skip_reason or item.is_stdin else os.path.getsize(item.path)
+        return os.path.getsize(item.path)
     except OSError:
         return 0
 
@@ -117,14 +122,7 @@ def _parallel(items: Sequence[InputItem], rulebase: RuleBase, options: ScanOptio
         return False
     if any(item.is_stdin for item in items):
         return False
-    total = 0
-    for item in items:
-        if not item.skip_reason:
-            try:
-                total += os.path.getsize(item.path)
-            except OSError:
-                continue
-    return total >= PARALLEL_MIN_BYTES
+    return sum(_size(item) for item in items) >= PARALLEL_MIN_BYTES
 
 
 def _timeout_warnings(timeouts: dict[str, int]) -> list[str]:

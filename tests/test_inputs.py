@@ -86,6 +86,33 @@ def test_many_files_stable_order(tmp_path: Path) -> None:
     assert len(names) == 40
 
 
+def test_nested_tree_order_is_each_directory_then_its_subdirectories(tmp_path: Path) -> None:
+    for name in ("b/z.log", "b/a/x.log", "a.log", "c.log", "a/y.log"):
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text("step 1\n")
+    report, _ = diagnose_json(str(tmp_path))
+    paths = [Path(record["path"]).relative_to(tmp_path).as_posix() for record in report["inputs"]]
+    assert paths == ["a.log", "c.log", "a/y.log", "b/z.log", "b/a/x.log"]
+
+
+def test_a_directory_that_cannot_be_listed_is_reported(tmp_path: Path, monkeypatch) -> None:
+    (tmp_path / "ok.log").write_text(OOM)
+    (tmp_path / "private").mkdir()
+    (tmp_path / "private" / "rank1.log").write_text(OOM)
+    real_scandir = os.scandir
+
+    def refusing_scandir(path):
+        if str(path).endswith("private"):
+            raise PermissionError(13, "Permission denied")
+        return real_scandir(path)
+
+    monkeypatch.setattr("os.scandir", refusing_scandir)
+    report, result = diagnose_json(str(tmp_path))
+    assert "cannot list the directory: Permission denied" in inputs_by_name(report)["private"]["reason"]
+    assert "private" in result.stderr
+    assert inputs_by_name(report)["ok.log"]["status"] == "read"
+
+
 PLOG = """\
 [INFO] RUNTIME(31337,python):2024-12-04-15:32:50.001.100 [runtime.cc:100]31337 init ok, error code is 507015 in an INFO line
 [EVENT] HCCL(31337,python):2024-12-04-15:32:50.002.100 [hccl.cc:10]31337 EI0002 event only
