@@ -5,14 +5,15 @@ from __future__ import annotations
 import os
 import signal
 from collections.abc import Callable, Sequence
-from typing import BinaryIO, NamedTuple
+from typing import Any, BinaryIO, NamedTuple, Optional
 
 from ascend_doctor import __version__
 from ascend_doctor.matcher import MAX_TIMEOUTS, PATTERN_TIMEOUT, Matcher
 from ascend_doctor.model import InputRecord, Match, Report
+from ascend_doctor.parts import Part, open_part, plan
 from ascend_doctor.ranking import rank, waited_for
 from ascend_doctor.rulebase import RuleBase
-from ascend_doctor.scanner import StreamScanner
+from ascend_doctor.scanner import ScanResult, StreamScanner, long_lines_note
 from ascend_doctor.sources import DECOMPRESS_ERRORS, InputItem, expand, open_input
 
 PARALLEL_MIN_BYTES = 16 * 1024 * 1024
@@ -52,11 +53,15 @@ def _scan_item(
     finally:
         if not item.is_stdin:
             opened.closer.close()
-    notes.extend(result.notes)
+    if result.long_lines:
+        notes.append(long_lines_note(result.long_lines))
     return InputRecord(label, "read", "", result.lines, result.size, tuple(notes)), result.matches
 
 
 _worker_matcher: Matcher | None = None
+
+# A job: an input (or, for a big plain file, one part of it) and the input's index.
+_Job = tuple[InputItem, int, Optional[Part]]
 
 
 def _worker_init(rulebase: RuleBase, engine: str) -> None:
@@ -67,35 +72,79 @@ def _worker_init(rulebase: RuleBase, engine: str) -> None:
     _worker_matcher = Matcher(rulebase.rules, engine, use_cache=getattr(rulebase, "use_cache", True))
 
 
-def _worker_scan(job: tuple[InputItem, int]) -> tuple[int, InputRecord, list[Match], dict[str, int]]:
+def _worker_scan(job: _Job) -> tuple[int, int, Any, dict[str, int]]:
+    """(input index, part number, what was found, pattern time-outs): an InputRecord and its
+    matches for a whole input, a ScanResult (or the reason it failed) for a part."""
     assert _worker_matcher is not None
-    item, index = job
+    item, index, part = job
     _worker_matcher.timeouts.clear()
-    record, matches = _scan_item(_worker_matcher, item, index, item.label, None, None)
-    return index, record, matches, dict(_worker_matcher.timeouts)
+    if part is None:
+        found: Any = _scan_item(_worker_matcher, item, index, item.label, None, None)
+    else:
+        found = _scan_part(_worker_matcher, item, index, part)
+    return index, part.number if part else 0, found, dict(_worker_matcher.timeouts)
+
+
+def _scan_part(matcher: Matcher, item: InputItem, index: int, part: Part) -> ScanResult | str:
+    """One part of a big plain file, its lines numbered from the part's first line."""
+    try:
+        stream, first = open_part(item.path, part)
+    except OSError as exc:
+        return f"cannot open: {exc.strerror or exc}"
+    with stream:
+        return StreamScanner(matcher, item.label, index).scan(stream, first)
+
+
+def _joined(item: InputItem, results: list[ScanResult | str]) -> tuple[InputRecord, list[Match]]:
+    """The parts of one file as one input: line numbers shifted by the lines of the parts before."""
+    failed = next((result for result in results if isinstance(result, str)), None)
+    if failed is not None:
+        return InputRecord(item.label, "skipped", failed), []
+    matches: list[Match] = []
+    lines = size = long_lines = 0
+    for result in results:
+        assert not isinstance(result, str)
+        for match in result.matches:
+            matches.append(match._replace(evidence=match.evidence._replace(line=match.evidence.line + lines)))
+        lines += result.lines
+        size += result.size
+        long_lines += result.long_lines
+    notes = (long_lines_note(long_lines),) if long_lines else ()
+    return InputRecord(item.label, "read", "", lines, size, notes), matches
 
 
 def _scan_parallel(
-    items: Sequence[InputItem], rulebase: RuleBase, options: ScanOptions, progress: Progress | None
+    items: Sequence[InputItem],
+    jobs: list[_Job],
+    rulebase: RuleBase,
+    options: ScanOptions,
+    progress: Progress | None,
 ) -> tuple[list[InputRecord], list[Match], dict[str, int]]:
-    """Files across worker processes, largest first (a big file last would leave a core idle);
-    results are put back in input order, so the report does not depend on which worker ran."""
+    """Inputs and parts across worker processes, largest first (a big one last would leave a
+    core idle); results are put back in input order, so the report does not depend on which
+    worker ran what."""
     import multiprocessing  # only here: importing it costs every run ~10 ms of start-up
 
     context = multiprocessing.get_context("fork" if hasattr(os, "fork") else "spawn")
-    jobs = sorted(((item, index) for index, item in enumerate(items)), key=lambda job: -_size(job[0]))
-    done: dict[int, tuple[InputRecord, list[Match]]] = {}
+    jobs = sorted(jobs, key=lambda job: -_job_size(job))
+    done: dict[int, dict[int, Any]] = {}
     timeouts: dict[str, int] = {}
-    with context.Pool(min(options.jobs, len(items)), _worker_init, (rulebase, options.engine)) as pool:
-        for index, record, found, slow in pool.imap_unordered(
+    with context.Pool(min(options.jobs, len(jobs)), _worker_init, (rulebase, options.engine)) as pool:
+        for index, number, found, slow in pool.imap_unordered(
             _worker_scan, jobs, _chunk(len(jobs), options.jobs)
         ):
-            done[index] = (record, found)
+            done.setdefault(index, {})[number] = found
             for rule_id, count in slow.items():
                 timeouts[rule_id] = timeouts.get(rule_id, 0) + count
             if progress is not None:
-                progress(record.size)
-    ordered = [done[index] for index in sorted(done)]
+                progress(found.size if isinstance(found, ScanResult) else found[0].size)
+    ordered = []
+    for index in sorted(done):
+        parts = done[index]
+        if len(parts) == 1 and not isinstance(parts[0], (ScanResult, str)):
+            ordered.append(parts[0])
+        else:
+            ordered.append(_joined(items[index], [parts[number] for number in sorted(parts)]))
     return [record for record, _ in ordered], [m for _, found in ordered for m in found], timeouts
 
 
@@ -117,12 +166,25 @@ def _size(item: InputItem) -> int:
         return 0
 
 
-def _parallel(items: Sequence[InputItem], rulebase: RuleBase, options: ScanOptions) -> bool:
-    if options.jobs < 2 or sum(1 for item in items if not item.skip_reason) < 2:
-        return False
-    if any(item.is_stdin for item in items):
-        return False
-    return sum(_size(item) for item in items) >= PARALLEL_MIN_BYTES
+def _job_size(job: _Job) -> int:
+    item, _index, part = job
+    if part is None or part.end < 0:
+        return _size(item) - (part.start if part else 0)
+    return part.end - part.start
+
+
+def _parallel_jobs(items: Sequence[InputItem], options: ScanOptions) -> list[_Job] | None:
+    """The jobs for worker processes, or None when one process is the better choice: one job,
+    stdin (it cannot be shared), or too little to read to pay for starting workers."""
+    if options.jobs < 2 or any(item.is_stdin for item in items):
+        return None
+    if sum(_size(item) for item in items) < PARALLEL_MIN_BYTES:
+        return None
+    jobs: list[_Job] = []
+    for index, item in enumerate(items):
+        parts = [] if item.skip_reason else plan(item.path, _size(item))
+        jobs.extend((item, index, part) for part in parts or [None])
+    return jobs if sum(1 for item, _index, _part in jobs if not item.skip_reason) >= 2 else None
 
 
 def _timeout_warnings(timeouts: dict[str, int]) -> list[str]:
@@ -151,8 +213,9 @@ def diagnose(
     records: list[InputRecord] = []
     matches: list[Match] = []
     timeouts: dict[str, int] = {}
-    if _parallel(items, rulebase, options):
-        records, matches, timeouts = _scan_parallel(items, rulebase, options, progress)
+    jobs = _parallel_jobs(items, options)
+    if jobs:
+        records, matches, timeouts = _scan_parallel(items, jobs, rulebase, options, progress)
     else:
         matcher = Matcher(rulebase.rules, options.engine, use_cache=getattr(rulebase, "use_cache", True))
         for index, item in enumerate(items):

@@ -30,7 +30,11 @@ class ScanResult:
         self.matches: list[Match] = []
         self.lines = 0
         self.size = 0
-        self.notes: list[str] = []
+        self.long_lines = 0  # parts of over-long lines matched only around literals
+
+
+def long_lines_note(count: int) -> str:
+    return f"{count} very long line part(s) were matched only around rule keywords"
 
 
 class StreamScanner:
@@ -50,7 +54,6 @@ class StreamScanner:
         self.result = ScanResult()
         self.path_rank = events.rank_of_path(label)
         self._seen: set[tuple[int, int]] = set()
-        self._long_lines = 0
 
     def scan(self, stream: BinaryIO, first: bytes = b"") -> ScanResult:
         # One reused buffer: the partial line left from the last block, then the next chunk read
@@ -92,10 +95,6 @@ class StreamScanner:
             pending = bytes(buffer[:filled])
             newlines += self._block(pending, newlines) + (0 if pending.endswith(b"\n") else 1)
         self.result.lines = newlines
-        if self._long_lines:
-            self.result.notes.append(
-                f"{self._long_lines} very long line part(s) were matched only around rule keywords"
-            )
         return self.result
 
     def _long_fragment(self, fragment: bytes, newlines: int) -> bytes:
@@ -136,7 +135,7 @@ class StreamScanner:
     def _windows(self, block: bytes, start: int, end: int) -> list[tuple[int, int, frozenset[int] | None]]:
         """Windows around the literal hits of one very long line, merged where they overlap, each
         with the literals it holds (None where a byte can hide one: every literal is checked)."""
-        self._long_lines += 1
+        self.result.long_lines += 1
         windows: list[tuple[int, int, set[int]]] = []
         for hit, key in self.matcher.prefilter.hits(block, start, end):
             low, high = max(start, hit - WINDOW), min(end, hit + WINDOW)

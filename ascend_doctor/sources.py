@@ -112,15 +112,30 @@ def expand(paths: Sequence[str]) -> list[InputItem]:
     return items
 
 
+GZIP, BZIP2, XZ, ZSTD = b"\x1f\x8b", b"BZh", b"\xfd7zXZ\x00", b"\x28\xb5\x2f\xfd"  # magic bytes
+COMPRESSED = (GZIP, BZIP2, XZ, ZSTD)
+
+
+def plain_text(path: str) -> bool:
+    """Whether a file is scanned as it is on disk: not compressed, no NUL in its first bytes
+    (so not UTF-16 and not binary either)."""
+    try:
+        with open(path, "rb") as handle:
+            head = handle.read(SNIFF)
+    except OSError:
+        return False
+    return b"\x00" not in head and not head.startswith(COMPRESSED)
+
+
 def _decompressor(stream: Any, head: bytes) -> tuple[BinaryIO | None, str]:
     """Wrap `stream` by its magic bytes; returns (stream, compression name or skip reason)."""
-    if head.startswith(b"\x1f\x8b"):
+    if head.startswith(GZIP):
         return gzip.GzipFile(fileobj=stream), "gzip"  # type: ignore[return-value]
-    if head.startswith(b"BZh"):
+    if head.startswith(BZIP2):
         return bz2.BZ2File(stream), "bzip2"  # type: ignore[return-value]
-    if head.startswith(b"\xfd7zXZ\x00"):
+    if head.startswith(XZ):
         return lzma.LZMAFile(stream), "xz"  # type: ignore[return-value]
-    if head.startswith(b"\x28\xb5\x2f\xfd"):
+    if head.startswith(ZSTD):
         try:
             import zstandard
         except ImportError:

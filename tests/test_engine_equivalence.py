@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from ascend_doctor import engine, matcher
+from ascend_doctor import engine, matcher, parts, scanner
 from ascend_doctor.prefilter import hyperscan_available
 from ascend_doctor.rulebase import load_rulebase
 from tests.conftest import FIXTURES, run_cli
@@ -181,3 +181,32 @@ def test_a_copied_log_is_diagnosed_like_the_original(corpus: Path, tmp_path: Pat
     shutil.copytree(corpus, copy)
     strip = lambda findings: json.dumps(findings).replace(str(copy), "").replace(str(corpus), "")  # noqa: E731
     assert strip(_findings([str(copy)], "--jobs", "2")) == strip(_findings([str(corpus)], "--jobs", "1"))
+
+
+@pytest.mark.parametrize("engine_name", ENGINES)
+def test_a_big_file_split_across_workers_is_diagnosed_like_the_whole(
+    corpus: Path, plain: Any, monkeypatch: pytest.MonkeyPatch, engine_name: str
+) -> None:
+    """Parts start where the whole scan cuts a block: same findings, same line numbers."""
+    log = str(corpus / "rank0.log")
+    monkeypatch.setattr(engine, "PARALLEL_MIN_BYTES", 0)
+    monkeypatch.setattr(parts, "PART_BYTES", 512 * 1024)
+    assert len(parts.plan(log, Path(log).stat().st_size)) == 2
+    assert _findings([log], "--engine", engine_name, "--jobs", "2") == plain([log])
+
+
+@pytest.mark.parametrize("engine_name", ENGINES)
+def test_many_small_parts_match_one_process(
+    corpus: Path, monkeypatch: pytest.MonkeyPatch, engine_name: str
+) -> None:
+    """With 64 KiB reads and parts, the parts of a file see the blocks one process sees."""
+    log = str(corpus / "rank0.log")
+    monkeypatch.setattr(engine, "PARALLEL_MIN_BYTES", 0)
+    monkeypatch.setattr(scanner, "CHUNK", 64 * 1024)
+    monkeypatch.setattr(parts, "CHUNK", 64 * 1024)
+    monkeypatch.setattr(parts, "PART_BYTES", 64 * 1024)
+    assert len(parts.plan(log, Path(log).stat().st_size)) > 10
+    whole = run_cli("diagnose", "--format", "json", "--engine", engine_name, "--jobs", "1", log)
+    split = run_cli("diagnose", "--format", "json", "--engine", engine_name, "--jobs", "2", log)
+    assert json.loads(split.stdout)["findings"] == json.loads(whole.stdout)["findings"]
+    assert json.loads(split.stdout)["inputs"] == json.loads(whole.stdout)["inputs"]

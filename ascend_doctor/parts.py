@@ -1,0 +1,86 @@
+"""One big plain log scanned by several workers, in parts that see exactly what the whole scan sees.
+
+The scanner is fed the SNIFF bytes an input was opened with, then reads CHUNK bytes at a time and
+cuts a block at the last line end before each read's end. A part starts just after such a cut and
+is first fed the bytes up to that read's end: from there on its reads end where the whole scan's
+do, so its blocks, their lines and their neighbours are the same, and so are the findings. Its
+line numbers are made whole by adding the lines of the parts before it.
+"""
+
+from __future__ import annotations
+
+import io
+from typing import Any, BinaryIO, NamedTuple
+
+from ascend_doctor.scanner import CHUNK
+from ascend_doctor.sources import SNIFF, plain_text
+
+# A plain file at least twice this size is split into parts of about this size.
+PART_BYTES = 32 * 1024 * 1024
+
+
+class Part(NamedTuple):
+    """Bytes [start, end) of a file (end -1: to its end); the scan of [start, aligned) is the
+    partial line the whole scan carries into the read that ends at `aligned`."""
+
+    number: int
+    start: int
+    aligned: int
+    end: int
+
+
+def plan(path: str, size: int, part_bytes: int | None = None) -> list[Part]:
+    """The parts of a file worth splitting, or [] (small, compressed, binary or UTF-16)."""
+    part_bytes = part_bytes or PART_BYTES
+    if size < 2 * part_bytes or not plain_text(path):
+        return []
+    cuts: list[tuple[int, int]] = [(0, SNIFF)]
+    try:
+        with open(path, "rb") as handle:
+            for target in range(part_bytes, size - part_bytes // 2, part_bytes):
+                aligned = SNIFF + max(1, round((target - SNIFF) / CHUNK)) * CHUNK
+                handle.seek(aligned - CHUNK)
+                cut = handle.read(CHUNK).rfind(b"\n")
+                start = aligned - CHUNK + cut + 1
+                # No line end in the chunk: the whole scan is inside an over-long line there.
+                if cut >= 0 and start > cuts[-1][0] and aligned < size:
+                    cuts.append((start, aligned))
+    except OSError:
+        return []
+    if len(cuts) < 2:
+        return []
+    ends = [start for start, _aligned in cuts[1:]] + [-1]
+    return [Part(number, *cut, end) for number, (cut, end) in enumerate(zip(cuts, ends))]
+
+
+def open_part(path: str, part: Part) -> tuple[BinaryIO, bytes]:
+    """The part's stream and the bytes to feed the scanner first."""
+    handle = open(path, "rb")  # noqa: SIM115 - closed by the caller
+    handle.seek(part.start)
+    first = handle.read(part.aligned - part.start)
+    if part.end < 0:
+        return handle, first
+    return _Bounded(handle, part.end - part.aligned), first
+
+
+class _Bounded(io.RawIOBase):
+    """A file read up to a limit: the part after it is another worker's."""
+
+    def __init__(self, handle: Any, remaining: int) -> None:
+        self._handle = handle
+        self._remaining = remaining
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer: Any) -> int:
+        if self._remaining <= 0:
+            return 0
+        with memoryview(buffer) as view:
+            count = self._handle.readinto(view[: self._remaining]) or 0
+        self._remaining -= count
+        return count
+
+    def close(self) -> None:
+        self._handle.close()
+        super().close()

@@ -1,0 +1,70 @@
+"""A big plain file in parts: each part's scanner sees exactly the blocks of the whole scan."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from ascend_doctor import engine, parts, scanner
+from ascend_doctor.matcher import Matcher
+from ascend_doctor.rulebase import load_rulebase
+from ascend_doctor.sources import InputItem, expand, open_input
+
+READ = 64 * 1024
+
+
+def _blocks_seen(monkeypatch: pytest.MonkeyPatch) -> list[bytes]:
+    seen: list[bytes] = []
+    real = scanner.StreamScanner._block
+
+    def recording(self: scanner.StreamScanner, block: bytes, newlines: int) -> int:
+        seen.append(bytes(block))
+        return real(self, block, newlines)
+
+    monkeypatch.setattr(scanner.StreamScanner, "_block", recording)
+    return seen
+
+
+def _log(tmp_path: Path) -> Path:
+    """Lines of every length, a few longer than a read, so cuts fall everywhere."""
+    lines = [("x" * ((index * 7919) % 3000)).encode() for index in range(600)]
+    lines[100] = b"y" * (3 * READ)  # a chunk with no line end: no part may start there
+    path = tmp_path / "train.log"
+    path.write_bytes(b"\n".join(lines) + b"\nEL0004: Failed to allocate memory\n")
+    return path
+
+
+def test_parts_see_the_blocks_of_the_whole_scan(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(scanner, "CHUNK", READ)
+    monkeypatch.setattr(parts, "CHUNK", READ)
+    path = _log(tmp_path)
+    plan = parts.plan(str(path), path.stat().st_size, READ)
+    assert len(plan) > 5
+    matcher = Matcher(load_rulebase().rules, "python")
+    seen = _blocks_seen(monkeypatch)
+    item = InputItem(str(path), True)
+    opened, _ = open_input(item)
+    assert opened is not None
+    with opened.closer:
+        whole = scanner.StreamScanner(matcher, item.label, 0).scan(opened.stream, opened.first)
+    whole_blocks = list(seen)
+    seen.clear()
+    results = [engine._scan_part(matcher, item, 0, part) for part in plan]
+    assert seen == whole_blocks
+    record, matches = engine._joined(item, results)
+    assert record.lines == whole.lines and record.size == whole.size
+    assert [m.evidence.line for m in matches] == [m.evidence.line for m in whole.matches] == [601]
+
+
+def test_compressed_binary_and_small_files_are_not_split(tmp_path: Path) -> None:
+    gz = tmp_path / "train.log.gz"
+    gz.write_bytes(b"\x1f\x8b" + b"x\n" * 100_000)
+    binary = tmp_path / "core"
+    binary.write_bytes(b"\x00" * 200_000)
+    for path in (gz, binary):
+        assert parts.plan(str(path), path.stat().st_size, READ) == []
+    small = tmp_path / "small.log"
+    small.write_bytes(b"line\n" * 20_000)
+    assert parts.plan(str(small), small.stat().st_size, 10**6) == []
+    assert [item.path for item in expand([str(tmp_path)])] == [str(binary), str(small), str(gz)]
