@@ -302,7 +302,7 @@ def _annotate_github_job(report: Report) -> None:
     "--jobs",
     type=click.IntRange(1, 64),
     default=None,
-    help="Worker processes for many files (default: CPU count).",
+    help="Worker processes for many files, or for a log over 64 MB scanned in parts (default: CPU count).",
 )
 @click.option("--no-cache", is_flag=True, help="Do not use the compiled rule cache.")
 @click.option("--debug", is_flag=True, help="Show tracebacks for internal errors.")

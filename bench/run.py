@@ -6,6 +6,8 @@ loaded rule base's own regexes for rg and grep (bench/patterns.py says how), the
 same files in the same run, `rg -c -f`, `LC_ALL=C grep -c -E -f` and `ascend-doctor diagnose`
 with each engine. Prints a Markdown table: MB/s, the ratio to rg and grep, peak RSS, start-up.
 Throughput is by wall-clock time, best of --repeat runs; peak RSS is the largest process's.
+Inputs that two processes can share (a directory, a file big enough to scan in parts) are also
+timed with --jobs 2, against `rg -j2`.
 """
 
 from __future__ import annotations
@@ -26,6 +28,7 @@ sys.path.insert(0, str(HERE.parent))
 
 import patterns  # noqa: E402
 
+from ascend_doctor import parts  # noqa: E402
 from ascend_doctor.prefilter import hyperscan_available  # noqa: E402
 from ascend_doctor.rulebase import load_rulebase  # noqa: E402
 
@@ -145,13 +148,18 @@ def startup(engine: str, repeat: int) -> float:
     return best(doctor(small, engine, 1), max(repeat, 5)).seconds * 1000
 
 
+def splits(path: Path) -> bool:
+    """Whether a second process has work: a directory, or a file big enough to scan in parts."""
+    return path.is_dir() or len(parts.plan(str(path), path.stat().st_size)) > 1
+
+
 def measure(inputs: dict[str, Path], engines: list[str], repeat: int) -> list[list[str]]:
     pats = export_patterns()
     starts = {engine: startup(engine, repeat) for engine in engines}
     rows = []
     for name, path in inputs.items():
         size = size_of(path) / MB
-        for jobs in (1, 2) if path.is_dir() else (1,):
+        for jobs in (1, 2) if splits(path) else (1,):
             rg, grep = baselines(path, pats, jobs, repeat)
             rows.append([name, "rg" if jobs == 1 else "rg -j2", "", *_cells(size, rg, rg, grep), ""])
             rows.append([name, "grep", "", *_cells(size, grep, rg, grep), ""])
