@@ -96,21 +96,24 @@ def _scan_part(matcher: Matcher, item: InputItem, index: int, part: Part) -> Sca
 
 
 def _joined(item: InputItem, results: list[ScanResult | str]) -> tuple[InputRecord, list[Match]]:
-    """The parts of one file as one input: line numbers shifted by the lines of the parts before."""
-    failed = next((result for result in results if isinstance(result, str)), None)
-    if failed is not None:
-        return InputRecord(item.label, "skipped", failed), []
+    """The parts of one file as one input: line numbers shifted by the lines of the parts before.
+    A part that failed (the reason, as a string) ends the input there, as a failed read would."""
+    failed = next((number for number, result in enumerate(results) if isinstance(result, str)), len(results))
+    if failed == 0:
+        return InputRecord(item.label, "skipped", str(results[0])), []
     matches: list[Match] = []
     lines = size = long_lines = 0
-    for result in results:
-        assert not isinstance(result, str)
+    for result in results[:failed]:
+        assert isinstance(result, ScanResult)
         for match in result.matches:
             matches.append(match._replace(evidence=match.evidence._replace(line=match.evidence.line + lines)))
         lines += result.lines
         size += result.size
         long_lines += result.long_lines
-    notes = (long_lines_note(long_lines),) if long_lines else ()
-    return InputRecord(item.label, "read", "", lines, size, notes), matches
+    notes = [long_lines_note(long_lines)] if long_lines else []
+    if failed < len(results):
+        notes.append(f"stopped reading after {size} bytes: {results[failed]}")
+    return InputRecord(item.label, "read", "", lines, size, tuple(notes)), matches
 
 
 def _scan_parallel(

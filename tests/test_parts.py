@@ -68,3 +68,31 @@ def test_compressed_binary_and_small_files_are_not_split(tmp_path: Path) -> None
     small.write_bytes(b"line\n" * 20_000)
     assert parts.plan(str(small), small.stat().st_size, 10**6) == []
     assert [item.path for item in expand([str(tmp_path)])] == [str(binary), str(small), str(gz)]
+
+
+def test_a_part_that_cannot_be_read_ends_the_input_there(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The parts before it keep their findings; the input says where reading stopped and why."""
+    monkeypatch.setattr(scanner, "CHUNK", READ)
+    monkeypatch.setattr(parts, "CHUNK", READ)
+    path = _log(tmp_path)
+    path.write_bytes(b"EL0004: Failed to allocate memory\n" + path.read_bytes())
+    plan = parts.plan(str(path), path.stat().st_size, READ)
+    real_open = parts.open_part
+
+    def failing(name: str, part: parts.Part) -> object:
+        if part.number >= 2:
+            raise PermissionError(13, "Permission denied")
+        return real_open(name, part)
+
+    monkeypatch.setattr(engine, "open_part", failing)
+    matcher = Matcher(load_rulebase().rules, "python")
+    item = InputItem(str(path), True)
+    record, matches = engine._joined(item, [engine._scan_part(matcher, item, 0, part) for part in plan])
+    assert record.status == "read"
+    assert record.notes == (f"stopped reading after {plan[2].start} bytes: cannot open: Permission denied",)
+    assert [match.evidence.line for match in matches] == [1]
+    monkeypatch.setattr(engine, "open_part", lambda name, part: failing(name, part._replace(number=2)))
+    record, matches = engine._joined(item, [engine._scan_part(matcher, item, 0, part) for part in plan])
+    assert (record.status, record.reason, matches) == ("skipped", "cannot open: Permission denied", [])
