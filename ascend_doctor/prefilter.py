@@ -127,53 +127,47 @@ def subkey_offset(data: bytes, folded: bool) -> int:
     return min(range(last + 1), key=lambda index: (_cost(data[index], folded), index))
 
 
-def _trie(words: Sequence[bytes]) -> dict[Any, Any]:
+def _trie(words: Sequence[tuple[bytes, bytes]]) -> dict[Any, Any]:
+    """A trie of (rest of the piece, whole form): each word's node keeps the forms it ends."""
     root: dict[Any, Any] = {}
-    for word in sorted(set(words)):
+    for word, form in words:
         node = root
         for byte in word:
-            if "" in node:  # a shorter word already covers this one
-                break
             node = node.setdefault(byte, {})
-        else:
-            node.clear()
-            node[""] = True
+        node.setdefault("", set()).add(form)
     return root
 
 
 def _node_regex(node: dict[Any, Any]) -> bytes:
-    if "" in node:
-        return b""
-    branches = [re.escape(bytes([byte])) + _node_regex(child) for byte, child in sorted(node.items())]
+    """Where a piece ends, a lookbehind for each whole form that ends there: the regex reports a
+    form, not every place its piece (`memory` of ` allocate memory`) happens to be."""
+    branches = [b"(?<=" + re.escape(form) + b")" for form in sorted(node.get("", ()))]
+    branches += [re.escape(bytes([byte])) + _node_regex(node[byte]) for byte in sorted(set(node) - {""})]
     if len(branches) == 1:
         return branches[0]
     return b"(?:" + b"|".join(branches) + b")"
 
 
 def build_pattern(forms: Sequence[tuple[bytes, bool, int]]) -> bytes | None:
-    """One bytes regex finding the searched piece of every form. Every top-level branch starts
+    """One bytes regex finding every form by its searched piece. Every top-level branch starts
     with a plain byte, so `re` skips in C to the bytes that can start a piece (its charset prefix):
     a case-insensitive group or a leading space at the top would make it try every position."""
-    exact: dict[int, list[bytes]] = {}
-    folded: dict[int, list[bytes]] = {}
+    exact: dict[int, list[tuple[bytes, bytes]]] = {}
+    folded: dict[int, list[tuple[bytes, bytes]]] = {}
     for data, fold, _key in forms:
         piece = data[subkey_offset(data, fold) :]
         for first in _cases(piece[0]) if fold else (piece[0],):
-            (folded if fold else exact).setdefault(first, []).append(piece[1:])
+            (folded if fold else exact).setdefault(first, []).append((piece[1:], data))
     branches = []
     for first in sorted(set(exact) | set(folded), key=lambda byte: (-_COMMON.get(byte, 1), byte)):
         parts = []
         if first in exact:
-            parts.append(_rest(exact[first]))
+            parts.append(_node_regex(_trie(exact[first])))
         if first in folded:
-            parts.append(b"(?i:" + _rest(folded[first]) + b")")
+            parts.append(b"(?i:" + _node_regex(_trie(folded[first])) + b")")
         body = parts[0] if len(parts) == 1 else b"(?:" + b"|".join(parts) + b")"
         branches.append(re.escape(bytes([first])) + body)
     return b"|".join(branches) if branches else None
-
-
-def _rest(words: list[bytes]) -> bytes:
-    return b"" if b"" in words else _node_regex(_trie(words))
 
 
 class _Finder:
