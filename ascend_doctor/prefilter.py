@@ -3,9 +3,9 @@
 Two engines with one contract: `spans(block)` yields every line that holds one of the literals'
 byte forms, with the literals it holds (`keys`), or None for a line whose bytes can hide a literal
 from a byte search (see WEIRD) — the matcher then checks every literal there. The pure-Python
-engine is one `re` alternation shaped as a trie; the optional hyperscan one compiles every form
-into one database. Both only select lines; the rules' full patterns decide, so findings do not
-depend on the engine.
+engine is one `re` alternation shaped as a trie, plus `bytes.find` for the few forms that start
+with common bytes; the optional hyperscan one compiles every form into one database. Both only
+select lines; the rules' full patterns decide, so findings do not depend on the engine.
 """
 
 from __future__ import annotations
@@ -25,6 +25,9 @@ WEIRD = -1
 # `re` enters its trie at few positions. Costs: per-mille byte frequencies measured on generated
 # training logs (shared/bench/gen_logs.py) and the fixtures; unlisted bytes count 1.
 SUBKEY_MIN = 4
+# One `bytes.find` pass costs about what `re` entering its trie at 3 per mille of the positions
+# does (measured on the bench log: 2 and 5 were slower).
+ANCHOR_COST = 3
 _COMMON = {
     **dict.fromkeys(b" ", 131),
     **dict(
@@ -203,53 +206,78 @@ def line_keys(keys: set[int]) -> frozenset[int] | None:
     return None if WEIRD in keys else frozenset(keys)
 
 
+def anchored_forms(forms: Sequence[tuple[bytes, bool, int]]) -> set[bytes]:
+    """Exact forms found with `bytes.find` rather than by the regex: those whose piece starts
+    with a byte so common that `re` would enter its trie there more often than one `find` per
+    form costs (ANCHOR_COST per mille of the positions per form)."""
+    groups: dict[int, list[tuple[bytes, bool]]] = {}
+    for data, fold, _key in forms:
+        first = data[subkey_offset(data, fold)]
+        for each in _cases(first) if fold else (first,):
+            groups.setdefault(each, []).append((data, fold))
+    anchored: set[bytes] = set()
+    for first, members in groups.items():
+        datas = {data for data, _fold in members}
+        if not any(fold for _data, fold in members) and _COMMON.get(first, 1) > ANCHOR_COST * len(datas):
+            anchored |= datas
+    return anchored
+
+
 class PythonPrefilter:
-    """The pure-Python engine: `re` search for the pieces, then the forms at each hit."""
+    """The pure-Python engine: `re` finds most forms by their pieces, `bytes.find` the forms
+    that start with common bytes (see `anchored_forms`); then each line's forms are listed."""
 
     name = "python"
 
     def __init__(self, literals: Sequence[Literal], source: bytes | None = None) -> None:
         forms = literal_forms(literals)
+        anchored = anchored_forms(forms)
+        self._anchors: dict[bytes, list[int]] = {}
+        for data, fold, key in forms:
+            if data in anchored and not fold:
+                self._anchors.setdefault(data, []).append(key)
+        searched = [form for form in forms if form[1] or form[0] not in anchored]
         if source is None:
-            source = build_pattern(forms)
+            source = build_pattern(searched)
         self.source = source
         self._regex = re.compile(source) if source is not None else None
-        self._finder = _Finder(forms)
+        self._finder = _Finder(searched)
 
     def spans(self, block: Any) -> Iterator[tuple[int, int, frozenset[int] | None]]:
-        if self._regex is None:
-            return
-        search = self._regex.search
-        forms_at = self._finder.at
-        position = 0
+        positions = [match.start() for match in self._regex.finditer(block)] if self._regex else []
+        for data in self._anchors:
+            at = block.find(data)
+            while at >= 0:
+                positions.append(at)
+                at = block.find(data, at + 1)
+        positions.sort()
         size = len(block)
-        while True:
-            match = search(block, position)
-            if match is None:
-                return
-            hit = match.start()
-            start = block.rfind(b"\n", 0, hit) + 1
-            end = block.find(b"\n", hit)
+        end = -1
+        for position in positions:
+            if position <= end:
+                continue  # a line already listed
+            start = block.rfind(b"\n", 0, position) + 1
+            end = block.find(b"\n", position)
             if end < 0:
                 end = size
-            keys: set[int] = set()
-            while match is not None:
-                keys.update(key for _begin, key in forms_at(block, match.start(), start, end))
-                match = search(block, match.start() + 1, end)
+            keys = {key for _begin, key in self.hits(block, start, end)}
             if keys:
                 yield start, end, line_keys(keys)
-            position = end + 1
 
     def hits(self, block: Any, start: int, end: int) -> list[tuple[int, int]]:
         """(offset, key) of every form that begins in [start, end) and ends there, in order."""
-        if self._regex is None:
-            return []
         found: set[tuple[int, int]] = set()
-        search = self._regex.search
-        match = search(block, start, end)
-        while match is not None:
-            found.update(self._finder.at(block, match.start(), start, end))
-            match = search(block, match.start() + 1, end)
+        if self._regex is not None:
+            search = self._regex.search
+            match = search(block, start, end)
+            while match is not None:
+                found.update(self._finder.at(block, match.start(), start, end))
+                match = search(block, match.start() + 1, end)
+        for data, keys in self._anchors.items():
+            at = block.find(data, start, end)
+            while at >= 0:
+                found.update((at, key) for key in keys)
+                at = block.find(data, at + 1, end)
         return sorted(found)
 
 

@@ -210,3 +210,21 @@ def test_many_small_parts_match_one_process(
     split = run_cli("diagnose", "--format", "json", "--engine", engine_name, "--jobs", "2", log)
     assert json.loads(split.stdout)["findings"] == json.loads(whole.stdout)["findings"]
     assert json.loads(split.stdout)["inputs"] == json.loads(whole.stdout)["inputs"]
+
+
+@pytest.fixture(scope="module")
+def examples_log(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Every line of every rule example and fixture, each once: the corpus holds only a sample."""
+    path = tmp_path_factory.mktemp("examples") / "examples.log"
+    path.write_text("\n".join(_examples()) + "\n", encoding="utf-8")
+    return path
+
+
+@pytest.mark.parametrize("engine_name", ENGINES)
+def test_every_example_line_passes_the_prefilter(
+    examples_log: Path, plain: Any, monkeypatch: pytest.MonkeyPatch, engine_name: str
+) -> None:
+    monkeypatch.setattr(matcher, "SMALL_INPUT", 0)
+    expected = plain([str(examples_log)])
+    assert len(expected) > 30
+    assert _findings([str(examples_log)], "--engine", engine_name) == expected

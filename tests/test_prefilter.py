@@ -1,0 +1,29 @@
+"""Each prefilter engine finds every literal of the rule base, however the literal is searched
+(a trie piece with its lookbehind, or `bytes.find` for literals that start with common bytes)."""
+
+from __future__ import annotations
+
+import pytest
+
+from ascend_doctor import prefilter
+from ascend_doctor.matcher import Matcher
+from ascend_doctor.rulebase import load_rulebase
+
+ENGINES = ["python", "hyperscan"] if prefilter.hyperscan_available() else ["python"]
+LITERALS = Matcher(load_rulebase().rules, "python", use_cache=False)._index.literals
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_every_literal_is_found_on_its_line_with_its_key(engine: str) -> None:
+    found = prefilter.make_prefilter(LITERALS, engine, complete=True)
+    lines = [f"step 12: lr=0.1 {literal.text} done" for literal in LITERALS]
+    block = ("\n".join(lines) + "\n").encode("utf-8")
+    spans = {block[start:end].decode(): keys for start, end, keys in found.spans(block)}
+    for key, line in enumerate(lines):
+        assert line in spans, f"{LITERALS[key]!r} not found"
+        assert spans[line] is None or key in spans[line], f"{LITERALS[key]!r} found without its key"
+
+
+def test_the_python_engine_finds_some_literals_with_bytes_find() -> None:
+    """The common-start literals really take the find path, so the test above covers it."""
+    assert prefilter.anchored_forms(prefilter.literal_forms(LITERALS))
