@@ -92,7 +92,10 @@ def _scan_part(matcher: Matcher, item: InputItem, index: int, part: Part) -> Sca
     except OSError as exc:
         return f"cannot open: {exc.strerror or exc}"
     with stream:
-        return StreamScanner(matcher, item.label, index).scan(stream, first)
+        try:
+            return StreamScanner(matcher, item.label, index).scan(stream, first)
+        except OSError as exc:
+            return f"cannot read: {exc.strerror or exc}"
 
 
 def _joined(item: InputItem, results: list[ScanResult | str]) -> tuple[InputRecord, list[Match]]:
@@ -141,13 +144,13 @@ def _scan_parallel(
                 timeouts[rule_id] = timeouts.get(rule_id, 0) + count
             if progress is not None:
                 progress(found.size if isinstance(found, ScanResult) else found[0].size)
-    ordered = []
-    for index in sorted(done):
-        parts = done[index]
-        if len(parts) == 1 and not isinstance(parts[0], (ScanResult, str)):
-            ordered.append(parts[0])
-        else:
-            ordered.append(_joined(items[index], [parts[number] for number in sorted(parts)]))
+    split = {index for _item, index, part in jobs if part is not None}
+    ordered = [
+        _joined(items[index], [done[index][number] for number in sorted(done[index])])
+        if index in split
+        else done[index][0]
+        for index in sorted(done)
+    ]
     return [record for record, _ in ordered], [m for _, found in ordered for m in found], timeouts
 
 

@@ -96,3 +96,23 @@ def test_a_part_that_cannot_be_read_ends_the_input_there(
     monkeypatch.setattr(engine, "open_part", lambda name, part: failing(name, part._replace(number=2)))
     record, matches = engine._joined(item, [engine._scan_part(matcher, item, 0, part) for part in plan])
     assert (record.status, record.reason, matches) == ("skipped", "cannot open: Permission denied", [])
+
+
+def test_a_read_error_inside_a_part_ends_the_input_there(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(scanner, "CHUNK", READ)
+    monkeypatch.setattr(parts, "CHUNK", READ)
+    path = _log(tmp_path)
+    plan = parts.plan(str(path), path.stat().st_size, READ)
+
+    def broken_disk(self: object, buffer: object) -> int:
+        raise OSError(5, "Input/output error")
+
+    matcher = Matcher(load_rulebase().rules, "python")
+    item = InputItem(str(path), True)
+    results: list[object] = [engine._scan_part(matcher, item, 0, part) for part in plan[:3]]
+    monkeypatch.setattr(parts._Bounded, "readinto", broken_disk)
+    results.append(engine._scan_part(matcher, item, 0, plan[3]))
+    record, _ = engine._joined(item, results)  # type: ignore[arg-type]
+    assert record.notes == (f"stopped reading after {plan[3].start} bytes: cannot read: Input/output error",)
