@@ -17,6 +17,7 @@ from ascend_doctor.sources import SNIFF, plain_text
 
 # A plain file at least twice this size is split into parts of about this size.
 PART_BYTES = 32 * 1024 * 1024
+TAIL = 64 * 1024
 
 
 class Part(NamedTuple):
@@ -39,11 +40,9 @@ def plan(path: str, size: int, part_bytes: int | None = None) -> list[Part]:
         with open(path, "rb") as handle:
             for target in range(part_bytes, size - part_bytes // 2, part_bytes):
                 aligned = SNIFF + max(1, round((target - SNIFF) / CHUNK)) * CHUNK
-                handle.seek(aligned - CHUNK)
-                cut = handle.read(CHUNK).rfind(b"\n")
-                start = aligned - CHUNK + cut + 1
-                # No line end in the chunk: the whole scan is inside an over-long line there.
-                if cut >= 0 and start > cuts[-1][0] and aligned < size:
+                start = _after_last_line_end(handle, aligned)
+                # None: no line end in the chunk, the whole scan is inside an over-long line there.
+                if start is not None and start > cuts[-1][0] and aligned < size:
                     cuts.append((start, aligned))
     except OSError:
         return []
@@ -51,6 +50,18 @@ def plan(path: str, size: int, part_bytes: int | None = None) -> list[Part]:
         return []
     ends = [start for start, _aligned in cuts[1:]] + [-1]
     return [Part(number, *cut, end) for number, (cut, end) in enumerate(zip(cuts, ends))]
+
+
+def _after_last_line_end(handle: Any, aligned: int) -> int | None:
+    """Where the whole scan's block ends for the read that ends at `aligned`: after the last line
+    end in the CHUNK before it. The last 64 KiB nearly always hold one; the chunk is read only
+    when they do not."""
+    for length in (min(TAIL, CHUNK), CHUNK):
+        handle.seek(aligned - length)
+        cut = handle.read(length).rfind(b"\n")
+        if cut >= 0:
+            return aligned - length + cut + 1
+    return None
 
 
 def open_part(path: str, part: Part) -> tuple[BinaryIO, bytes]:
