@@ -14,6 +14,18 @@ from ascend_doctor.sources import InputItem, expand, open_input
 READ = 64 * 1024
 
 
+@pytest.fixture
+def small_reads(monkeypatch: pytest.MonkeyPatch) -> None:
+    """64 KiB reads: a small log then has many blocks and many parts."""
+    monkeypatch.setattr(scanner, "CHUNK", READ)
+    monkeypatch.setattr(parts, "CHUNK", READ)
+
+
+def _scan_parts(item: InputItem, plan: list[parts.Part]) -> list[object]:
+    matcher = Matcher(load_rulebase().rules, "python")
+    return [engine._scan_part(matcher, item, 0, part) for part in plan]
+
+
 def _blocks_seen(monkeypatch: pytest.MonkeyPatch) -> list[bytes]:
     seen: list[bytes] = []
     real = scanner.StreamScanner._block
@@ -35,9 +47,9 @@ def _log(tmp_path: Path) -> Path:
     return path
 
 
-def test_parts_see_the_blocks_of_the_whole_scan(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(scanner, "CHUNK", READ)
-    monkeypatch.setattr(parts, "CHUNK", READ)
+def test_parts_see_the_blocks_of_the_whole_scan(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, small_reads: None
+) -> None:
     monkeypatch.setattr(parts, "TAIL", 4096)  # the long line leaves some tails without a line end
     path = _log(tmp_path)
     plan = parts.plan(str(path), path.stat().st_size, READ)
@@ -72,11 +84,9 @@ def test_compressed_binary_and_small_files_are_not_split(tmp_path: Path) -> None
 
 
 def test_a_part_that_cannot_be_read_ends_the_input_there(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, small_reads: None
 ) -> None:
     """The parts before it keep their findings; the input says where reading stopped and why."""
-    monkeypatch.setattr(scanner, "CHUNK", READ)
-    monkeypatch.setattr(parts, "CHUNK", READ)
     path = _log(tmp_path)
     path.write_bytes(b"EL0004: Failed to allocate memory\n" + path.read_bytes())
     plan = parts.plan(str(path), path.stat().st_size, READ)
@@ -88,32 +98,28 @@ def test_a_part_that_cannot_be_read_ends_the_input_there(
         return real_open(name, part)
 
     monkeypatch.setattr(engine, "open_part", failing)
-    matcher = Matcher(load_rulebase().rules, "python")
     item = InputItem(str(path), True)
-    record, matches = engine._joined(item, [engine._scan_part(matcher, item, 0, part) for part in plan])
+    record, matches = engine._joined(item, _scan_parts(item, plan))  # type: ignore[arg-type]
     assert record.status == "read"
     assert record.notes == (f"stopped reading after {plan[2].start} bytes: cannot open: Permission denied",)
     assert [match.evidence.line for match in matches] == [1]
     monkeypatch.setattr(engine, "open_part", lambda name, part: failing(name, part._replace(number=2)))
-    record, matches = engine._joined(item, [engine._scan_part(matcher, item, 0, part) for part in plan])
+    record, matches = engine._joined(item, _scan_parts(item, plan))  # type: ignore[arg-type]
     assert (record.status, record.reason, matches) == ("skipped", "cannot open: Permission denied", [])
 
 
 def test_a_read_error_inside_a_part_ends_the_input_there(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, small_reads: None
 ) -> None:
-    monkeypatch.setattr(scanner, "CHUNK", READ)
-    monkeypatch.setattr(parts, "CHUNK", READ)
     path = _log(tmp_path)
     plan = parts.plan(str(path), path.stat().st_size, READ)
 
     def broken_disk(self: object, buffer: object) -> int:
         raise OSError(5, "Input/output error")
 
-    matcher = Matcher(load_rulebase().rules, "python")
     item = InputItem(str(path), True)
-    results: list[object] = [engine._scan_part(matcher, item, 0, part) for part in plan[:3]]
+    results = _scan_parts(item, plan[:3])
     monkeypatch.setattr(parts._Bounded, "readinto", broken_disk)
-    results.append(engine._scan_part(matcher, item, 0, plan[3]))
+    results += _scan_parts(item, plan[3:4])
     record, _ = engine._joined(item, results)  # type: ignore[arg-type]
     assert record.notes == (f"stopped reading after {plan[3].start} bytes: cannot read: Input/output error",)
