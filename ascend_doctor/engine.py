@@ -188,7 +188,7 @@ def _parallel_jobs(items: Sequence[InputItem], options: ScanOptions) -> list[_Jo
         return None
     jobs: list[_Job] = []
     for index, item in enumerate(items):
-        parts = [] if item.skip_reason else plan(item.path, _size(item))
+        parts = [] if item.skip_reason else plan(item.path, _size(item), options.jobs)
         jobs.extend((item, index, part) for part in parts or [None])
     return jobs if sum(1 for item, _index, _part in jobs if not item.skip_reason) >= 2 else None
 

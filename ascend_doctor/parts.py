@@ -30,9 +30,16 @@ class Part(NamedTuple):
     end: int
 
 
-def plan(path: str, size: int, part_bytes: int | None = None) -> list[Part]:
-    """The parts of a file worth splitting, or [] (small, compressed, binary or UTF-16)."""
-    part_bytes = part_bytes or PART_BYTES
+def plan(path: str, size: int, workers: int = 1, part_bytes: int | None = None) -> list[Part]:
+    """The parts of a file worth splitting, or [] (small, compressed, binary or UTF-16). Their
+    number is a multiple of `workers`, so all finish together (a 100 MB log on two workers is
+    four parts, not three), each at most about PART_BYTES and at least a quarter of it."""
+    if part_bytes is None:
+        if size < 2 * PART_BYTES:
+            return []
+        workers = max(1, workers)
+        count = workers * -(-size // (workers * PART_BYTES))
+        part_bytes = max(PART_BYTES // 4, -(-size // count))
     if size < 2 * part_bytes or not plain_text(path):
         return []
     cuts: list[tuple[int, int]] = [(0, SNIFF)]

@@ -150,7 +150,7 @@ def startup(engine: str, repeat: int) -> float:
 
 def splits(path: Path) -> bool:
     """Whether a second process has work: a directory, or a file big enough to scan in parts."""
-    return path.is_dir() or len(parts.plan(str(path), path.stat().st_size)) > 1
+    return path.is_dir() or len(parts.plan(str(path), path.stat().st_size, workers=2)) > 1
 
 
 def measure(inputs: dict[str, Path], engines: list[str], repeat: int) -> list[list[str]]:

@@ -52,7 +52,7 @@ def test_parts_see_the_blocks_of_the_whole_scan(
 ) -> None:
     monkeypatch.setattr(parts, "TAIL", 4096)  # the long line leaves some tails without a line end
     path = _log(tmp_path)
-    plan = parts.plan(str(path), path.stat().st_size, READ)
+    plan = parts.plan(str(path), path.stat().st_size, part_bytes=READ)
     assert len(plan) > 5
     matcher = Matcher(load_rulebase().rules, "python")
     seen = _blocks_seen(monkeypatch)
@@ -76,10 +76,10 @@ def test_compressed_binary_and_small_files_are_not_split(tmp_path: Path) -> None
     binary = tmp_path / "core"
     binary.write_bytes(b"\x00" * 200_000)
     for path in (gz, binary):
-        assert parts.plan(str(path), path.stat().st_size, READ) == []
+        assert parts.plan(str(path), path.stat().st_size, part_bytes=READ) == []
     small = tmp_path / "small.log"
     small.write_bytes(b"line\n" * 20_000)
-    assert parts.plan(str(small), small.stat().st_size, 10**6) == []
+    assert parts.plan(str(small), small.stat().st_size, part_bytes=10**6) == []
     assert [item.path for item in expand([str(tmp_path)])] == [str(binary), str(small), str(gz)]
 
 
@@ -89,7 +89,7 @@ def test_a_part_that_cannot_be_read_ends_the_input_there(
     """The parts before it keep their findings; the input says where reading stopped and why."""
     path = _log(tmp_path)
     path.write_bytes(b"EL0004: Failed to allocate memory\n" + path.read_bytes())
-    plan = parts.plan(str(path), path.stat().st_size, READ)
+    plan = parts.plan(str(path), path.stat().st_size, part_bytes=READ)
     real_open = parts.open_part
 
     def failing(name: str, part: parts.Part) -> object:
@@ -112,7 +112,7 @@ def test_a_read_error_inside_a_part_ends_the_input_there(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, small_reads: None
 ) -> None:
     path = _log(tmp_path)
-    plan = parts.plan(str(path), path.stat().st_size, READ)
+    plan = parts.plan(str(path), path.stat().st_size, part_bytes=READ)
 
     def broken_disk(self: object, buffer: object) -> int:
         raise OSError(5, "Input/output error")
@@ -123,3 +123,14 @@ def test_a_read_error_inside_a_part_ends_the_input_there(
     results += _scan_parts(item, plan[3:4])
     record, _ = engine._joined(item, results)  # type: ignore[arg-type]
     assert record.notes == (f"stopped reading after {plan[3].start} bytes: cannot read: Input/output error",)
+
+
+def test_parts_are_sized_for_the_workers(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Parts come in a multiple of the workers, so none waits on a last odd part."""
+    monkeypatch.setattr(parts, "PART_BYTES", 4 * 1024 * 1024)
+    path = tmp_path / "train.log"
+    path.write_bytes(b"step 1: loss 2.0, lr 1e-4, tokens/s 4096\n" * 450_000)  # 18 MB: 4.5 full parts
+    size = path.stat().st_size
+    assert len(parts.plan(str(path), size, workers=2)) == 6
+    assert len(parts.plan(str(path), size, workers=3)) == 6
+    assert len(parts.plan(str(path), size, workers=64)) == 18  # parts no smaller than 1 MB
