@@ -72,17 +72,20 @@ def _worker_init(rulebase: RuleBase, engine: str) -> None:
     _worker_matcher = Matcher(rulebase.rules, engine, use_cache=getattr(rulebase, "use_cache", True))
 
 
-def _worker_scan(job: _Job) -> tuple[int, int, Any, dict[str, int]]:
-    """(input index, part number, what was found, pattern time-outs): an InputRecord and its
-    matches for a whole input, a ScanResult (or the reason it failed) for a part."""
+def _worker_scan(job: _Job) -> tuple[int, int, Any, int, dict[str, int]]:
+    """(input index, part number, what was found, bytes read, pattern time-outs): an InputRecord
+    and its matches for a whole input, a ScanResult (or the reason it failed) for a part."""
     assert _worker_matcher is not None
     item, index, part = job
     _worker_matcher.timeouts.clear()
+    found: Any
     if part is None:
-        found: Any = _scan_item(_worker_matcher, item, index, item.label, None, None)
+        found = _scan_item(_worker_matcher, item, index, item.label, None, None)
+        size = found[0].size
     else:
         found = _scan_part(_worker_matcher, item, index, part)
-    return index, part.number if part else 0, found, dict(_worker_matcher.timeouts)
+        size = found.size if isinstance(found, ScanResult) else 0
+    return index, part.number if part else 0, found, size, dict(_worker_matcher.timeouts)
 
 
 def _scan_part(matcher: Matcher, item: InputItem, index: int, part: Part) -> ScanResult | str:
@@ -136,14 +139,14 @@ def _scan_parallel(
     done: dict[int, dict[int, Any]] = {}
     timeouts: dict[str, int] = {}
     with context.Pool(min(options.jobs, len(jobs)), _worker_init, (rulebase, options.engine)) as pool:
-        for index, number, found, slow in pool.imap_unordered(
+        for index, number, found, size, slow in pool.imap_unordered(
             _worker_scan, jobs, _chunk(len(jobs), options.jobs)
         ):
             done.setdefault(index, {})[number] = found
             for rule_id, count in slow.items():
                 timeouts[rule_id] = timeouts.get(rule_id, 0) + count
             if progress is not None:
-                progress(found.size if isinstance(found, ScanResult) else found[0].size)
+                progress(size)
     split = {index for _item, index, part in jobs if part is not None}
     ordered = [
         _joined(items[index], [done[index][number] for number in sorted(done[index])])

@@ -134,3 +134,28 @@ def test_parts_are_sized_for_the_workers(tmp_path: Path, monkeypatch: pytest.Mon
     assert len(parts.plan(str(path), size, workers=2)) == 6
     assert len(parts.plan(str(path), size, workers=3)) == 6
     assert len(parts.plan(str(path), size, workers=64)) == 18  # parts no smaller than 1 MB
+
+
+def test_progress_counts_the_parts_read_when_one_fails(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Through the worker pool: the bar gets the bytes of each part read, 0 for the failed one."""
+    monkeypatch.setattr(engine, "PARALLEL_MIN_BYTES", 0)
+    monkeypatch.setattr(parts, "PART_BYTES", 4 * 1024 * 1024)
+    path = tmp_path / "train.log"
+    path.write_bytes(b"step 1: loss 2.0, lr 1e-4, tokens/s 4096\n" * 450_000)
+    real_open = parts.open_part
+
+    def failing(name: str, part: parts.Part) -> object:
+        if part.number == 3:
+            raise PermissionError(13, "Permission denied")
+        return real_open(name, part)
+
+    monkeypatch.setattr(engine, "open_part", failing)
+    seen: list[int] = []
+    report = engine.diagnose([str(path)], load_rulebase(), engine.ScanOptions(jobs=2), progress=seen.append)
+    (record,) = report.inputs
+    assert record.notes == (f"stopped reading after {record.size} bytes: cannot open: Permission denied",)
+    assert len(seen) == 6 and seen.count(0) == 1
+    failed = parts.plan(str(path), path.stat().st_size, workers=2)[3]
+    assert sum(seen) == path.stat().st_size - (failed.end - failed.start)
