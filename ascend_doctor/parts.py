@@ -74,8 +74,12 @@ def _after_last_line_end(handle: Any, aligned: int) -> int | None:
 def open_part(path: str, part: Part) -> tuple[BinaryIO, bytes]:
     """The part's stream and the bytes to feed the scanner first."""
     handle = open(path, "rb")  # noqa: SIM115 - closed by the caller
-    handle.seek(part.start)
-    first = handle.read(part.aligned - part.start)
+    try:
+        handle.seek(part.start)
+        first = handle.read(part.aligned - part.start)
+    except OSError:
+        handle.close()
+        raise
     if part.end < 0:
         return handle, first
     return _Bounded(handle, part.end - part.aligned), first
