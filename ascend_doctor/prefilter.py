@@ -202,6 +202,14 @@ class _Finder:
                     yield begin, key
 
 
+def _occurrences(block: Any, data: bytes, start: int = 0, end: int | None = None) -> Iterator[int]:
+    """Every offset in [start, end) where `data` begins and ends, by `bytes.find`."""
+    at = block.find(data, start, end)
+    while at >= 0:
+        yield at
+        at = block.find(data, at + 1, end)
+
+
 def line_keys(keys: set[int]) -> frozenset[int] | None:
     return None if WEIRD in keys else frozenset(keys)
 
@@ -246,10 +254,7 @@ class PythonPrefilter:
     def spans(self, block: Any) -> Iterator[tuple[int, int, frozenset[int] | None]]:
         positions = [match.start() for match in self._regex.finditer(block)] if self._regex else []
         for data in self._anchors:
-            at = block.find(data)
-            while at >= 0:
-                positions.append(at)
-                at = block.find(data, at + 1)
+            positions.extend(_occurrences(block, data))
         positions.sort()
         size = len(block)
         end = -1
@@ -274,10 +279,7 @@ class PythonPrefilter:
                 found.update(self._finder.at(block, match.start(), start, end))
                 match = search(block, match.start() + 1, end)
         for data, keys in self._anchors.items():
-            at = block.find(data, start, end)
-            while at >= 0:
-                found.update((at, key) for key in keys)
-                at = block.find(data, at + 1, end)
+            found.update((at, key) for at in _occurrences(block, data, start, end) for key in keys)
         return sorted(found)
 
 
@@ -291,7 +293,7 @@ class HyperscanPrefilter:
 
         forms = literal_forms(literals)
         # One-byte forms (the ESC and `{` markers) are found by `bytes.find`, which runs at
-        # memory speed: in the database they slowed the whole scan by a third.
+        # memory speed: in the database they slowed its scan of every block by 5-10%.
         searched = [form for form in forms if len(form[0]) > 1 or form[1]]
         single = [form for form in forms if len(form[0]) == 1 and not form[1]]
         self._keys = [key for _data, _fold, key in searched + single]
@@ -326,10 +328,7 @@ class HyperscanPrefilter:
         if self._database is not None:
             self._database.scan(bytes(block), match_event_handler=on_match, scratch=self._scratch)
         for data, ident in self._single:
-            at = block.find(data)
-            while at >= 0:
-                append((at + 1, ident))
-                at = block.find(data, at + 1)
+            found.extend((at + 1, ident) for at in _occurrences(block, data))
         found.sort()
         return found
 
