@@ -214,6 +214,4 @@ def _item(op: Any, av: Any, ignore_case: bool) -> list[_Alternatives]:
         branches = [_best(_sequence(list(branch), ignore_case)) for branch in av[1]]
         if all(branches):
             return [tuple(lit for branch in branches if branch for lit in branch)]
-    if op is sre_constants.IN and len(av) == 1 and av[0][0] is sre_constants.LITERAL:
-        return []
     return []
