@@ -2,37 +2,19 @@
 
 from __future__ import annotations
 
-import os
 import sys
 from collections.abc import Sequence
-from contextlib import nullcontext
-from typing import Any, TextIO
+from typing import Any
 
 import click
 
 from ascend_doctor import __version__
-from ascend_doctor.config import (
-    LANGUAGES,
-    cpu_count,
-    default_language,
-    default_log_places,
-    github_step_summary,
-    in_github_actions,
-    no_color_requested,
-    stdin_is_terminal,
-)
-from ascend_doctor.engine import ScanOptions, diagnose
-from ascend_doctor.errors import AscendDoctorError, ExitCode, InputError
-from ascend_doctor.model import Report, Severity
-from ascend_doctor.progress import byte_progress
+from ascend_doctor.config import DIAGNOSE_ENVIRONMENT, LANGUAGES, stdin_is_terminal
 from ascend_doctor.render import RENDERERS
-from ascend_doctor.rulebase import RuleBase, load_rulebase
+from ascend_doctor.run import DEFAULTS, ENGINES, FAIL_ON, DiagnoseRequest, failure_code, run_diagnose
 from ascend_doctor.sources import STDIN
 
-FAIL_ON = ("error", "warning", "info", "never")
 DEBUG_KEY = "ascend_doctor.debug"
-MAX_SKIP_NOTICES = 20
-STEP_SUMMARY_LIMIT = 1024 * 1024  # GitHub drops a step's job summary above 1 MiB
 DIAGNOSE_EPILOG = """\b
 Examples:
   ascend-doctor diagnose train.log
@@ -62,34 +44,13 @@ class _DefaultsToDiagnose(click.Group):
         """One clear line instead of a traceback; 130 on Ctrl-C; quiet on a closed pipe."""
         try:
             return super().invoke(ctx)
-        except AscendDoctorError as exc:
-            if ctx.meta.get(DEBUG_KEY):
-                raise
-            click.echo(f"ascend-doctor: error: {exc}", err=True)
-            ctx.exit(int(exc.exit_code))
-        except KeyboardInterrupt:
-            click.echo("\nascend-doctor: interrupted", err=True)
-            ctx.exit(int(ExitCode.INTERRUPTED))
-        except BrokenPipeError:
-            silence_stdout()
-            ctx.exit(int(ExitCode.CLEAN))
         except (click.exceptions.Exit, click.ClickException, SystemExit):
             raise
-        except OSError as exc:
-            if ctx.meta.get(DEBUG_KEY):
+        except BaseException as exc:
+            code = failure_code(exc, debug=ctx.meta.get(DEBUG_KEY, False))
+            if code is None:
                 raise
-            silence_stdout()
-            click.echo(f"ascend-doctor: error: cannot write the output: {exc.strerror or exc}", err=True)
-            ctx.exit(int(ExitCode.ERROR))
-        except Exception as exc:
-            if ctx.meta.get(DEBUG_KEY):
-                raise
-            click.echo(
-                f"ascend-doctor: internal error: {type(exc).__name__}: {exc} "
-                "(run again with --debug for the traceback, and please report it)",
-                err=True,
-            )
-            ctx.exit(int(ExitCode.ERROR))
+            ctx.exit(code)
 
 
 @click.group(cls=_DefaultsToDiagnose, context_settings={"help_option_names": ["-h", "--help"]})
@@ -110,140 +71,6 @@ def cli() -> None:
     """
 
 
-def _load_rules(rules_dirs: Sequence[str], use_cache: bool = True) -> RuleBase:
-    return load_rulebase(rules_dirs, use_cache=use_cache)
-
-
-def _exit_code(report: Report, fail_on: str, exit_zero: bool, missing: bool) -> ExitCode:
-    if missing:
-        return ExitCode.ERROR
-    if exit_zero or fail_on == "never":
-        return ExitCode.CLEAN
-    threshold = Severity(fail_on).weight
-    found = any(f.rule.severity.weight >= threshold for f in report.findings)
-    return ExitCode.FOUND if found else ExitCode.CLEAN
-
-
-def _notify_inputs(report: Report) -> bool:
-    """Say on stderr what was skipped and what was noted; True if a named input was missing."""
-    skipped = [record for record in report.inputs if record.skipped]
-    for record in skipped[:MAX_SKIP_NOTICES]:
-        click.echo(f"ascend-doctor: skipped {record.path}: {record.reason}", err=True)
-    if len(skipped) > MAX_SKIP_NOTICES:
-        click.echo(
-            f"ascend-doctor: ... and {len(skipped) - MAX_SKIP_NOTICES} more skipped "
-            "(see --format json for the full list)",
-            err=True,
-        )
-    for record in report.inputs:
-        for note in record.notes:
-            click.echo(f"ascend-doctor: note: {record.path}: {note}", err=True)
-    for warning in report.warnings:
-        click.echo(f"ascend-doctor: warning: {warning}", err=True)
-    return any(r.reason == "no such file or directory" for r in skipped)
-
-
-def _require_something_read(report: Report) -> None:
-    """Nothing readable at all is an input error, not an empty report."""
-    if any(not record.skipped for record in report.inputs):
-        return
-    if len(report.inputs) == 1:
-        record = report.inputs[0]
-        raise InputError(f"cannot read {record.path}: {record.reason}")
-    _notify_inputs(report)
-    raise InputError(f"nothing to read: all {len(report.inputs)} input(s) were skipped")
-
-
-def _resolve_paths(paths: Sequence[str]) -> list[str]:
-    if paths:
-        return list(paths)
-    if not stdin_is_terminal():
-        return [STDIN]
-    places = default_log_places()
-    if not places:
-        raise InputError(
-            "no log given and no CANN log directory found "
-            "($ASCEND_PROCESS_LOG_PATH, ~/ascend/log, /root/ascend/log, /var/log/npu/slog); "
-            "pass a file, a directory or '-' for stdin"
-        )
-    click.echo(f"ascend-doctor: scanning {', '.join(places)}", err=True)
-    return places
-
-
-def _total_size(paths: Sequence[str]) -> int | None:
-    total = 0
-    for path in paths:
-        if path == STDIN:
-            return None
-        if os.path.isfile(path):
-            total += os.path.getsize(path)
-        elif os.path.isdir(path):
-            for root, _, files in os.walk(path):
-                total += sum(
-                    os.path.getsize(os.path.join(root, f))
-                    for f in files
-                    if os.path.isfile(os.path.join(root, f))
-                )
-    return total
-
-
-def _write(report: Report, fmt: str, output: str, color: bool | None, rulebase: RuleBase) -> None:
-    renderer_class = RENDERERS[fmt]
-    if output == "-":
-        _write_stdout(renderer_class, report, color, rulebase)
-        return
-    try:
-        with open(output, "w", encoding="utf-8") as handle:
-            _render(renderer_class, report, handle, False, rulebase)
-    except OSError as exc:
-        raise InputError(f"cannot write {output}: {exc.strerror or exc}") from None
-
-
-def _write_stdout(renderer_class: Any, report: Report, color: bool | None, rulebase: RuleBase) -> None:
-    stream: TextIO | None = sys.stdout
-    if stream is None:
-        raise InputError("cannot write the report: standard output is closed (use -o FILE)")
-    use_color = stream.isatty() if color is None else color
-    # In Actions the text report is the job log: a path, or a log line wrapped at the terminal
-    # width, could start a line with `::` and run as a workflow command.
-    actions_log = renderer_class.name == "text" and in_github_actions()
-    try:
-        with _commands_stopped(stream) if actions_log else nullcontext():
-            _render(renderer_class, report, stream, use_color, rulebase)
-        stream.flush()
-    except BrokenPipeError:
-        raise
-    except OSError as exc:  # a full disk, or a device that refuses writes
-        silence_stdout()
-        raise InputError(f"cannot write the report to standard output: {exc.strerror or exc}") from None
-
-
-def _commands_stopped(stream: TextIO) -> Any:
-    from ascend_doctor.render.github import commands_stopped
-
-    return commands_stopped(stream)
-
-
-def _render(renderer_class: Any, report: Report, stream: TextIO, color: bool, rulebase: RuleBase) -> None:
-    options = {"text": {"color": color}, "sarif": {"rules": rulebase.rules}}.get(renderer_class.name, {})
-    renderer_class(**options).render(report, stream)
-
-
-def _annotate_github_job(report: Report) -> None:
-    """In GitHub Actions the text report also annotates the job and appends the job summary."""
-    RENDERERS["github"]().render(report, sys.stdout)
-    summary = github_step_summary()
-    if not summary:
-        return
-    try:
-        with open(summary, "a", encoding="utf-8") as handle:
-            room = max(0, STEP_SUMMARY_LIMIT - os.fstat(handle.fileno()).st_size)
-            RENDERERS["markdown"](max_bytes=room).render(report, handle)
-    except OSError as exc:
-        message = f"cannot write the job summary {summary}: {exc.strerror or exc}"
-        click.echo(f"ascend-doctor: warning: {message}", err=True)
-
-
 @cli.command("diagnose", epilog=DIAGNOSE_EPILOG)
 @click.argument("paths", nargs=-1, metavar="[PATH|-]...")
 @click.option(
@@ -251,12 +78,14 @@ def _annotate_github_job(report: Report) -> None:
     "--format",
     "fmt",
     type=click.Choice(sorted(RENDERERS)),
-    default="text",
-    envvar="ASCEND_DOCTOR_FORMAT",
+    default=DEFAULTS.fmt,
+    envvar=DIAGNOSE_ENVIRONMENT["fmt"],
     show_default=True,
     help="Report format.",
 )
-@click.option("-o", "--output", default="-", metavar="FILE", help="Write the report to FILE ('-' = stdout).")
+@click.option(
+    "-o", "--output", default=DEFAULTS.output, metavar="FILE", help="Write the report to FILE ('-' = stdout)."
+)
 @click.option(
     "--rules",
     "rules_dirs",
@@ -273,9 +102,9 @@ def _annotate_github_job(report: Report) -> None:
 @click.option(
     "--fail-on",
     type=click.Choice(FAIL_ON),
-    default="error",
+    default=DEFAULTS.fail_on,
     show_default=True,
-    envvar="ASCEND_DOCTOR_FAIL_ON",
+    envvar=DIAGNOSE_ENVIRONMENT["fail_on"],
     help="Lowest severity that makes the exit code 1.",
 )
 @click.option("--exit-zero", is_flag=True, help="Report findings but exit 0.")
@@ -286,14 +115,14 @@ def _annotate_github_job(report: Report) -> None:
 )
 @click.option(
     "--stdin-name",
-    default="<stdin>",
+    default=DEFAULTS.stdin_name,
     show_default=True,
     help="Name shown for input read from stdin.",
 )
 @click.option(
     "--engine",
-    type=click.Choice(["auto", "python", "hyperscan"]),
-    default="auto",
+    type=click.Choice(ENGINES),
+    default=DEFAULTS.engine,
     show_default=True,
     help="Prefilter engine; 'auto' uses hyperscan when installed. Findings are identical.",
 )
@@ -323,29 +152,22 @@ def diagnose_command(
 ) -> None:
     """Diagnose log files, directories (CANN plog trees included) or stdin ('-')."""
     click.get_current_context().meta[DEBUG_KEY] = debug
-    rulebase = _load_rules(rules_dirs, use_cache=not no_cache)
-    targets = _resolve_paths(paths)
-    if color is None and no_color_requested():
-        color = False
-    options = ScanOptions(
-        engine=engine,
-        jobs=jobs or cpu_count(),
+    request = DiagnoseRequest(
+        paths=paths,
+        fmt=fmt,
+        output=output,
+        rules_dirs=rules_dirs,
+        lang=lang,
+        fail_on=fail_on,
+        exit_zero=exit_zero,
+        color=color,
         stdin_name=stdin_name,
-        lang=lang or default_language(),
+        engine=engine,
+        jobs=jobs,
+        no_cache=no_cache,
+        debug=debug,
     )
-    with byte_progress(lambda: _total_size(targets), enabled=fmt == "text" or output != "-") as progress:
-        stdin = sys.stdin.buffer if sys.stdin is not None else None
-        report = diagnose(targets, rulebase, options, stdin=stdin, progress=progress)
-    _require_something_read(report)
-    missing = _notify_inputs(report)
-    code = _exit_code(report, fail_on, exit_zero, missing)
-    try:
-        _write(report, fmt, output, color, rulebase)
-        if fmt == "text" and in_github_actions():
-            _annotate_github_job(report)
-    except BrokenPipeError:
-        silence_stdout()
-    sys.exit(int(code))
+    sys.exit(run_diagnose(request))
 
 
 def app() -> click.Group:
@@ -363,12 +185,3 @@ def main(argv: Sequence[str] | None = None) -> None:
     other = args[:1] in (["explain"], ["rules"]) or {"-h", "--help", "--version"} & set(args)
     quick = bool(args) and not other
     (cli if quick else app()).main(args=args, prog_name="ascend-doctor")
-
-
-def silence_stdout() -> None:
-    """After EPIPE, point stdout at /dev/null so the interpreter's final flush stays quiet."""
-    try:
-        devnull = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(devnull, sys.stdout.fileno())
-    except (OSError, ValueError, AttributeError):  # stdout already closed or replaced
-        return

@@ -7,6 +7,8 @@ import sys
 from collections.abc import Mapping
 
 LANGUAGES = ("en", "zh")
+# The `diagnose` options that can also be set from the environment, by their parameter names.
+DIAGNOSE_ENVIRONMENT = {"fmt": "ASCEND_DOCTOR_FORMAT", "fail_on": "ASCEND_DOCTOR_FAIL_ON"}
 
 
 def default_language(environ: Mapping[str, str] | None = None) -> str:

@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
 from ascend_doctor import __version__
 from tests.conftest import diagnose_json, run_cli
 
@@ -162,20 +164,24 @@ def test_warnings_alone_exit_0_by_default(tmp_path: Path) -> None:
     assert run_cli("diagnose", "--fail-on", "warning", str(log)).exit_code == 1
 
 
-def test_ctrl_c_while_the_cli_is_still_importing(monkeypatch, capsys) -> None:
+@pytest.mark.parametrize(
+    ("argv", "module"),
+    [(["rules", "list"], "ascend_doctor.cli"), (["train.log"], "ascend_doctor.run")],
+    ids=["click CLI", "plain diagnosis"],
+)
+def test_ctrl_c_while_the_cli_is_still_importing(argv, module, monkeypatch, capsys) -> None:
     import sys
-
-    import pytest
 
     from ascend_doctor import entry
 
     class InterruptedImport:
         def find_spec(self, name, path=None, target=None):
-            if name == "ascend_doctor.cli":
+            if name == module:
                 raise KeyboardInterrupt
             return None
 
-    monkeypatch.delitem(sys.modules, "ascend_doctor.cli")
+    monkeypatch.setattr(sys, "argv", ["ascend-doctor", *argv])
+    monkeypatch.delitem(sys.modules, module)
     monkeypatch.setattr(sys, "meta_path", [InterruptedImport(), *sys.meta_path])
     with pytest.raises(SystemExit) as stopped:
         entry.main()

@@ -1,0 +1,270 @@
+"""One diagnosis, from a request to an exit code, without click.
+
+The click command parses flags into a `DiagnoseRequest` and calls `run_diagnose`. A plain
+`ascend-doctor [diagnose] PATH...` skips click entirely (see `entry`): importing it is about a
+quarter of the start-up of a small diagnosis.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Sequence
+from contextlib import nullcontext
+from typing import Any, NamedTuple, TextIO
+
+from ascend_doctor.config import (
+    cpu_count,
+    default_language,
+    default_log_places,
+    github_step_summary,
+    in_github_actions,
+    no_color_requested,
+    stdin_is_terminal,
+)
+from ascend_doctor.engine import ScanOptions, diagnose
+from ascend_doctor.errors import AscendDoctorError, ExitCode, InputError
+from ascend_doctor.model import Report, Severity
+from ascend_doctor.progress import byte_progress
+from ascend_doctor.render import RENDERERS
+from ascend_doctor.render.base import printable
+from ascend_doctor.rulebase import RuleBase, load_rulebase
+from ascend_doctor.sources import STDIN
+
+FAIL_ON = ("error", "warning", "info", "never")
+ENGINES = ("auto", "python", "hyperscan")
+MAX_SKIP_NOTICES = 20
+STEP_SUMMARY_LIMIT = 1024 * 1024  # GitHub drops a step's job summary above 1 MiB
+
+
+class DiagnoseRequest(NamedTuple):
+    """What `diagnose` was asked to do; the defaults are the command's defaults."""
+
+    paths: tuple[str, ...] = ()
+    fmt: str = "text"
+    output: str = "-"
+    rules_dirs: tuple[str, ...] = ()
+    lang: str | None = None
+    fail_on: str = "error"
+    exit_zero: bool = False
+    color: bool | None = None
+    stdin_name: str = "<stdin>"
+    engine: str = "auto"
+    jobs: int | None = None
+    no_cache: bool = False
+    debug: bool = False
+
+
+DEFAULTS = DiagnoseRequest()
+
+
+def say(message: str) -> None:
+    """A message on stderr. Control characters in it (from a file name or a reason) are shown, not
+    sent; its line breaks (a YAML error's context lines) are kept."""
+    stream = sys.stderr
+    if stream is None:
+        return
+    stream.write("\n".join(printable(line) for line in message.split("\n")) + "\n")
+    stream.flush()
+
+
+def run_guarded(request: DiagnoseRequest) -> int:
+    """`run_diagnose`, with failures turned into one line on stderr and their exit code."""
+    try:
+        return run_diagnose(request)
+    except BaseException as exc:
+        code = failure_code(exc, request.debug)
+        if code is None:
+            raise
+        return code
+
+
+def failure_code(exc: BaseException, debug: bool) -> int | None:
+    """Say why a run failed and return its exit code; None when the exception must propagate
+    (`--debug`, or an exit that is not a failure)."""
+    if isinstance(exc, KeyboardInterrupt):
+        say("\nascend-doctor: interrupted")
+        return int(ExitCode.INTERRUPTED)
+    if isinstance(exc, BrokenPipeError):
+        silence_stdout()
+        return int(ExitCode.CLEAN)
+    if debug or not isinstance(exc, Exception):
+        return None
+    if isinstance(exc, AscendDoctorError):
+        say(f"ascend-doctor: error: {exc}")
+        return int(exc.exit_code)
+    if isinstance(exc, OSError):
+        silence_stdout()
+        say(f"ascend-doctor: error: cannot write the output: {exc.strerror or exc}")
+        return int(ExitCode.ERROR)
+    say(
+        f"ascend-doctor: internal error: {type(exc).__name__}: {exc} "
+        "(run again with --debug for the traceback, and please report it)"
+    )
+    return int(ExitCode.ERROR)
+
+
+def run_diagnose(request: DiagnoseRequest) -> int:
+    """Load the rules, scan the inputs, write the report; the exit code says what was found."""
+    rulebase = load_rulebase(request.rules_dirs, use_cache=not request.no_cache)
+    targets = _resolve_paths(request.paths)
+    color = request.color
+    if color is None and no_color_requested():
+        color = False
+    options = ScanOptions(
+        engine=request.engine,
+        jobs=request.jobs or cpu_count(),
+        stdin_name=request.stdin_name,
+        lang=request.lang or default_language(),
+    )
+    shown = request.fmt == "text" or request.output != "-"
+    with byte_progress(lambda: _total_size(targets), enabled=shown) as progress:
+        stdin = sys.stdin.buffer if sys.stdin is not None else None
+        report = diagnose(targets, rulebase, options, stdin=stdin, progress=progress)
+    _require_something_read(report)
+    missing = _notify_inputs(report)
+    code = _exit_code(report, request.fail_on, request.exit_zero, missing)
+    try:
+        _write(report, request.fmt, request.output, color, rulebase)
+        if request.fmt == "text" and in_github_actions():
+            _annotate_github_job(report)
+    except BrokenPipeError:
+        silence_stdout()
+    return int(code)
+
+
+def _exit_code(report: Report, fail_on: str, exit_zero: bool, missing: bool) -> ExitCode:
+    if missing:
+        return ExitCode.ERROR
+    if exit_zero or fail_on == "never":
+        return ExitCode.CLEAN
+    threshold = Severity(fail_on).weight
+    found = any(f.rule.severity.weight >= threshold for f in report.findings)
+    return ExitCode.FOUND if found else ExitCode.CLEAN
+
+
+def _notify_inputs(report: Report) -> bool:
+    """Say on stderr what was skipped and what was noted; True if a named input was missing."""
+    skipped = [record for record in report.inputs if record.skipped]
+    for record in skipped[:MAX_SKIP_NOTICES]:
+        say(f"ascend-doctor: skipped {record.path}: {record.reason}")
+    if len(skipped) > MAX_SKIP_NOTICES:
+        say(
+            f"ascend-doctor: ... and {len(skipped) - MAX_SKIP_NOTICES} more skipped "
+            "(see --format json for the full list)"
+        )
+    for record in report.inputs:
+        for note in record.notes:
+            say(f"ascend-doctor: note: {record.path}: {note}")
+    for warning in report.warnings:
+        say(f"ascend-doctor: warning: {warning}")
+    return any(r.reason == "no such file or directory" for r in skipped)
+
+
+def _require_something_read(report: Report) -> None:
+    """Nothing readable at all is an input error, not an empty report."""
+    if any(not record.skipped for record in report.inputs):
+        return
+    if len(report.inputs) == 1:
+        record = report.inputs[0]
+        raise InputError(f"cannot read {record.path}: {record.reason}")
+    _notify_inputs(report)
+    raise InputError(f"nothing to read: all {len(report.inputs)} input(s) were skipped")
+
+
+def _resolve_paths(paths: Sequence[str]) -> list[str]:
+    if paths:
+        return list(paths)
+    if not stdin_is_terminal():
+        return [STDIN]
+    places = default_log_places()
+    if not places:
+        raise InputError(
+            "no log given and no CANN log directory found "
+            "($ASCEND_PROCESS_LOG_PATH, ~/ascend/log, /root/ascend/log, /var/log/npu/slog); "
+            "pass a file, a directory or '-' for stdin"
+        )
+    say(f"ascend-doctor: scanning {', '.join(places)}")
+    return places
+
+
+def _total_size(paths: Sequence[str]) -> int | None:
+    total = 0
+    for path in paths:
+        if path == STDIN:
+            return None
+        if os.path.isfile(path):
+            total += os.path.getsize(path)
+        elif os.path.isdir(path):
+            for root, _, files in os.walk(path):
+                total += sum(
+                    os.path.getsize(os.path.join(root, f))
+                    for f in files
+                    if os.path.isfile(os.path.join(root, f))
+                )
+    return total
+
+
+def _write(report: Report, fmt: str, output: str, color: bool | None, rulebase: RuleBase) -> None:
+    renderer_class = RENDERERS[fmt]
+    if output == "-":
+        _write_stdout(renderer_class, report, color, rulebase)
+        return
+    try:
+        with open(output, "w", encoding="utf-8") as handle:
+            _render(renderer_class, report, handle, False, rulebase)
+    except OSError as exc:
+        raise InputError(f"cannot write {output}: {exc.strerror or exc}") from None
+
+
+def _write_stdout(renderer_class: Any, report: Report, color: bool | None, rulebase: RuleBase) -> None:
+    stream: TextIO | None = sys.stdout
+    if stream is None:
+        raise InputError("cannot write the report: standard output is closed (use -o FILE)")
+    use_color = stream.isatty() if color is None else color
+    # In Actions the text report is the job log: a path, or a log line wrapped at the terminal
+    # width, could start a line with `::` and run as a workflow command.
+    actions_log = renderer_class.name == "text" and in_github_actions()
+    try:
+        with _commands_stopped(stream) if actions_log else nullcontext():
+            _render(renderer_class, report, stream, use_color, rulebase)
+        stream.flush()
+    except BrokenPipeError:
+        raise
+    except OSError as exc:  # a full disk, or a device that refuses writes
+        silence_stdout()
+        raise InputError(f"cannot write the report to standard output: {exc.strerror or exc}") from None
+
+
+def _commands_stopped(stream: TextIO) -> Any:
+    from ascend_doctor.render.github import commands_stopped
+
+    return commands_stopped(stream)
+
+
+def _render(renderer_class: Any, report: Report, stream: TextIO, color: bool, rulebase: RuleBase) -> None:
+    options = {"text": {"color": color}, "sarif": {"rules": rulebase.rules}}.get(renderer_class.name, {})
+    renderer_class(**options).render(report, stream)
+
+
+def _annotate_github_job(report: Report) -> None:
+    """In GitHub Actions the text report also annotates the job and appends the job summary."""
+    RENDERERS["github"]().render(report, sys.stdout)
+    summary = github_step_summary()
+    if not summary:
+        return
+    try:
+        with open(summary, "a", encoding="utf-8") as handle:
+            room = max(0, STEP_SUMMARY_LIMIT - os.fstat(handle.fileno()).st_size)
+            RENDERERS["markdown"](max_bytes=room).render(report, handle)
+    except OSError as exc:
+        say(f"ascend-doctor: warning: cannot write the job summary {summary}: {exc.strerror or exc}")
+
+
+def silence_stdout() -> None:
+    """After EPIPE, point stdout at /dev/null so the interpreter's final flush stays quiet."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError, AttributeError):  # stdout already closed or replaced
+        return
