@@ -14,7 +14,7 @@ from ascend_doctor.parts import Part, open_part, plan
 from ascend_doctor.ranking import rank, waited_for
 from ascend_doctor.rulebase import RuleBase
 from ascend_doctor.scanner import ScanResult, StreamScanner, long_lines_note
-from ascend_doctor.sources import DECOMPRESS_ERRORS, InputItem, expand, open_input
+from ascend_doctor.sources import InputItem, decompress_errors, expand, open_input
 
 PARALLEL_MIN_BYTES = 16 * 1024 * 1024
 
@@ -47,7 +47,7 @@ def _scan_item(
     notes: list[str] = [opened.note] if opened.note else []
     try:
         result = scanner.scan(opened.stream, opened.first)
-    except DECOMPRESS_ERRORS as exc:
+    except decompress_errors() as exc:
         result = scanner.result
         notes.append(f"stopped reading early: {exc}")
     finally:

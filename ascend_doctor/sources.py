@@ -2,26 +2,16 @@
 
 from __future__ import annotations
 
-import bz2
-import gzip
 import io
-import lzma
 import os
 import stat
+import sys
 import zlib
 from collections.abc import Iterator, Sequence
 from typing import Any, BinaryIO, NamedTuple
 
 STDIN = "-"
 SNIFF = 8192
-# What a truncated or corrupt compressed log raises; anything else is a bug and must surface.
-DECOMPRESS_ERRORS: tuple[type[BaseException], ...] = (OSError, EOFError, lzma.LZMAError, zlib.error)
-try:
-    import zstandard as _zstandard
-
-    DECOMPRESS_ERRORS += (_zstandard.ZstdError,)
-except ImportError:
-    pass
 
 
 class InputItem(NamedTuple):
@@ -127,13 +117,30 @@ def plain_text(path: str) -> bool:
     return b"\x00" not in head and not head.startswith(COMPRESSED)
 
 
+def decompress_errors() -> tuple[type[BaseException], ...]:
+    """What a truncated or corrupt compressed log raises; anything else is a bug and must surface.
+    Asked for only when something was raised: the decompressors are imported by the first input
+    that needs one, not by every run."""
+    import lzma
+
+    zstandard = sys.modules.get("zstandard")  # imported by _decompressor for a zstd input
+    zstd_errors = (zstandard.ZstdError,) if zstandard else ()
+    return (OSError, EOFError, lzma.LZMAError, zlib.error, *zstd_errors)
+
+
 def _decompressor(stream: Any, head: bytes) -> tuple[BinaryIO | None, str]:
     """Wrap `stream` by its magic bytes; returns (stream, compression name or skip reason)."""
     if head.startswith(GZIP):
+        import gzip
+
         return gzip.GzipFile(fileobj=stream), "gzip"  # type: ignore[return-value]
     if head.startswith(BZIP2):
+        import bz2
+
         return bz2.BZ2File(stream), "bzip2"  # type: ignore[return-value]
     if head.startswith(XZ):
+        import lzma
+
         return lzma.LZMAFile(stream), "xz"  # type: ignore[return-value]
     if head.startswith(ZSTD):
         try:
@@ -174,7 +181,7 @@ def open_input(item: InputItem, stdin: BinaryIO | None = None) -> tuple[OpenedIn
             raw.close()
             return None, compression
         first = stream.read(SNIFF)
-    except DECOMPRESS_ERRORS as exc:
+    except decompress_errors() as exc:
         raw.close()
         return None, f"cannot read: {exc}"
     if b"\x00" in first and first.startswith((b"\xff\xfe", b"\xfe\xff")):
