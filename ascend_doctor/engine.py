@@ -4,21 +4,20 @@ from __future__ import annotations
 
 import os
 import signal
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from typing import Any, BinaryIO, NamedTuple, Optional
 
 from ascend_doctor import __version__
 from ascend_doctor.matcher import MAX_TIMEOUTS, PATTERN_TIMEOUT, Matcher
 from ascend_doctor.model import InputRecord, Match, Report
 from ascend_doctor.parts import Part, open_part, plan
+from ascend_doctor.progress import Progress
 from ascend_doctor.ranking import rank, waited_for
 from ascend_doctor.rulebase import RuleBase
 from ascend_doctor.scanner import ScanResult, StreamScanner, long_lines_note
 from ascend_doctor.sources import InputItem, decompress_errors, expand, open_input
 
 PARALLEL_MIN_BYTES = 16 * 1024 * 1024
-
-Progress = Callable[[int], None]
 
 
 class ScanOptions(NamedTuple):
@@ -219,6 +218,8 @@ def diagnose(
     """Scan every input with every rule and rank what was found."""
     options = options or ScanOptions()
     items = expand(paths)
+    if progress is not None:
+        progress.sized(None if any(item.is_stdin for item in items) else sum(map(_size, items)))
     records: list[InputRecord] = []
     matches: list[Match] = []
     timeouts: dict[str, int] = {}

@@ -4,46 +4,64 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Iterator
-from contextlib import contextmanager
-from typing import Callable
+from contextlib import ExitStack, contextmanager
+from typing import Callable, Protocol
 
 SHOW_ABOVE_BYTES = 32 * 1024 * 1024
 
 
+class Progress(Protocol):
+    """What the engine reports while it reads: first the total, then the bytes as they are read."""
+
+    def sized(self, total: int | None) -> None:
+        """The bytes there are to read (None when unknown: stdin)."""
+
+    def __call__(self, count: int) -> None:
+        """`count` more bytes were read."""
+
+
 @contextmanager
-def byte_progress(size_of: Callable[[], int | None], enabled: bool) -> Iterator[Callable[[int], None] | None]:
-    """Yields a callback taking the number of bytes just read, or None when nothing is shown.
-
-    `size_of` (the total to read, None if unknown) is only called when a bar could be shown:
-    sizing a large directory costs a walk of the whole tree.
-    """
-    if not enabled or not sys.stderr.isatty():
+def byte_progress(enabled: bool) -> Iterator[Progress | None]:
+    """A progress bar for the engine, or None when nothing can be shown (stderr is no terminal).
+    The bar appears once the engine knows the total, and only for a large one; the total comes
+    from the engine's own walk of the inputs, so a big tree is not walked twice."""
+    if not enabled or sys.stderr is None or not sys.stderr.isatty():
         yield None
         return
-    total = size_of()
-    if total is not None and total < SHOW_ABOVE_BYTES:
-        yield None
-        return
-    from rich.progress import (
-        BarColumn,
-        DownloadColumn,
-        Progress,
-        TextColumn,
-        TimeRemainingColumn,
-        TransferSpeedColumn,
-    )
+    with ExitStack() as stack:
+        yield _TerminalBar(stack)
 
-    columns = [
-        TextColumn("scanning"),
-        BarColumn(),
-        DownloadColumn(),
-        TransferSpeedColumn(),
-        TimeRemainingColumn(),
-    ]
-    with Progress(*columns, transient=True, console=None, redirect_stdout=False) as progress:
-        task = progress.add_task("scan", total=total)
 
-        def advance(count: int) -> None:
-            progress.advance(task, count)
+class _TerminalBar:
+    def __init__(self, stack: ExitStack) -> None:
+        self._stack = stack
+        self._advance: Callable[[int], None] | None = None
 
-        yield advance
+    def sized(self, total: int | None) -> None:
+        if total is not None and total < SHOW_ABOVE_BYTES:
+            return
+        from rich.console import Console
+        from rich.progress import (
+            BarColumn,
+            DownloadColumn,
+            TextColumn,
+            TimeRemainingColumn,
+            TransferSpeedColumn,
+        )
+        from rich.progress import Progress as Bar
+
+        columns = [
+            TextColumn("scanning"),
+            BarColumn(),
+            DownloadColumn(),
+            TransferSpeedColumn(),
+            TimeRemainingColumn(),
+        ]
+        console = Console(stderr=True)  # the report owns stdout, even when piped
+        bar = self._stack.enter_context(Bar(*columns, transient=True, console=console, redirect_stdout=False))
+        task = bar.add_task("scan", total=total)
+        self._advance = lambda count: bar.advance(task, count)
+
+    def __call__(self, count: int) -> None:
+        if self._advance is not None:
+            self._advance(count)

@@ -118,7 +118,7 @@ def run_diagnose(request: DiagnoseRequest) -> int:
         lang=request.lang or default_language(),
     )
     shown = request.fmt == "text" or request.output != "-"
-    with byte_progress(lambda: _total_size(targets), enabled=shown) as progress:
+    with byte_progress(enabled=shown) as progress:
         stdin = sys.stdin.buffer if sys.stdin is not None else None
         report = diagnose(targets, rulebase, options, stdin=stdin, progress=progress)
     _require_something_read(report)
@@ -186,23 +186,6 @@ def _resolve_paths(paths: Sequence[str]) -> list[str]:
         )
     say(f"ascend-doctor: scanning {', '.join(places)}")
     return places
-
-
-def _total_size(paths: Sequence[str]) -> int | None:
-    total = 0
-    for path in paths:
-        if path == STDIN:
-            return None
-        if os.path.isfile(path):
-            total += os.path.getsize(path)
-        elif os.path.isdir(path):
-            for root, _, files in os.walk(path):
-                total += sum(
-                    os.path.getsize(os.path.join(root, f))
-                    for f in files
-                    if os.path.isfile(os.path.join(root, f))
-                )
-    return total
 
 
 def _write(report: Report, fmt: str, output: str, color: bool | None, rulebase: RuleBase) -> None:

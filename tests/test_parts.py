@@ -136,6 +136,20 @@ def test_parts_are_sized_for_the_workers(tmp_path: Path, monkeypatch: pytest.Mon
     assert len(parts.plan(str(path), size, workers=64)) == 18  # parts no smaller than 1 MB
 
 
+class RecordingBar:
+    """A progress bar that remembers what the engine told it."""
+
+    def __init__(self) -> None:
+        self.totals: list[int | None] = []
+        self.counts: list[int] = []
+
+    def sized(self, total: int | None) -> None:
+        self.totals.append(total)
+
+    def __call__(self, count: int) -> None:
+        self.counts.append(count)
+
+
 def test_progress_counts_the_parts_read_when_one_fails(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -152,8 +166,10 @@ def test_progress_counts_the_parts_read_when_one_fails(
         return real_open(name, part)
 
     monkeypatch.setattr(engine, "open_part", failing)
-    seen: list[int] = []
-    report = engine.diagnose([str(path)], load_rulebase(), engine.ScanOptions(jobs=2), progress=seen.append)
+    bar = RecordingBar()
+    report = engine.diagnose([str(path)], load_rulebase(), engine.ScanOptions(jobs=2), progress=bar)
+    seen = bar.counts
+    assert bar.totals == [path.stat().st_size]
     (record,) = report.inputs
     assert record.notes == (f"stopped reading after {record.size} bytes: cannot open: Permission denied",)
     assert len(seen) == 6 and seen.count(0) == 1

@@ -1,0 +1,79 @@
+"""The progress bar: drawn on a terminal's stderr while a large input is read, never in the report."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import threading
+from pathlib import Path
+
+import pytest
+
+from ascend_doctor.progress import SHOW_ABOVE_BYTES
+
+pytestmark = pytest.mark.skipif(not hasattr(os, "openpty"), reason="needs a pseudo-terminal")
+
+LINE = b"[rank3] step 120: loss 2.31, lr 1e-4, tokens/s 4096, grad norm 0.84\n"
+FAILURE = b"EL0004: Failed to allocate memory\n"
+
+
+def _run_with_terminal_stderr(args: list[str]) -> tuple[bytes, str]:
+    """(stdout through a pipe, what stderr's terminal showed)."""
+    leader, follower = os.openpty()
+    shown = bytearray()
+
+    def drain() -> None:
+        while True:
+            try:
+                data = os.read(leader, 65536)
+            except OSError:  # EIO once the process has closed its end
+                return
+            if not data:
+                return
+            shown.extend(data)
+
+    reader = threading.Thread(target=drain)
+    reader.start()
+    env = {**os.environ, "TERM": "xterm-256color", "COLUMNS": "100"}
+    env.pop("NO_COLOR", None)
+    try:
+        done = subprocess.run(
+            [sys.executable, "-m", "ascend_doctor", *args], stdout=subprocess.PIPE, stderr=follower, env=env
+        )
+    finally:
+        os.close(follower)
+        reader.join(timeout=30)
+        os.close(leader)
+    return done.stdout, shown.decode("utf-8", "replace")
+
+
+def _plain_stdout(args: list[str]) -> bytes:
+    return subprocess.run([sys.executable, "-m", "ascend_doctor", *args], capture_output=True).stdout
+
+
+def test_a_large_log_shows_progress_on_the_terminal_and_not_in_the_piped_report(tmp_path: Path) -> None:
+    log = tmp_path / "train.log"
+    log.write_bytes(LINE * (SHOW_ABOVE_BYTES // len(LINE) + 1000) + FAILURE)
+    report, terminal = _run_with_terminal_stderr([str(log)])
+    assert "scanning" in terminal
+    assert report == _plain_stdout([str(log)])
+    assert b"scanning" not in report and b"\x1b" not in report
+
+
+def test_a_directory_is_sized_by_its_files(tmp_path: Path) -> None:
+    logs = tmp_path / "logs"
+    logs.mkdir()
+    each = SHOW_ABOVE_BYTES // 4 + 1
+    for rank in range(4):
+        (logs / f"rank{rank}.log").write_bytes(LINE * (each // len(LINE) + 1) + FAILURE)
+    _, terminal = _run_with_terminal_stderr([str(logs), "--jobs", "1"])
+    assert "scanning" in terminal
+
+
+def test_a_small_log_shows_no_progress(tmp_path: Path) -> None:
+    log = tmp_path / "train.log"
+    log.write_bytes(LINE * 1000 + FAILURE)
+    report, terminal = _run_with_terminal_stderr([str(log)])
+    assert terminal == ""
+    assert b"EL0004" in report
