@@ -65,6 +65,9 @@ SHAPES: dict[str, Callable[[], bytes]] = {
     "tqdm progress in the line": lambda: lines_joined(lambda s: f" 45%|████▌     | 9/20 [00:03<00:04]\r{s}"),
     "UTF-8 BOM": lambda: b"\xef\xbb\xbf" + lines_joined(lambda s: s),
     "no final newline": lambda: lines_joined(lambda s: s).rstrip(b"\n"),
+    "terminal titles": lambda: lines_joined(lambda s: f"\x1b]0;rank 3: train.py\x07{s}"),
+    # A title cut off before its end (BEL) must not swallow the lines up to the next BEL.
+    "unterminated terminal title": lambda: b"\x1b]0;train.py " + lines_joined(lambda s: s) + b"\x07",
 }
 
 
