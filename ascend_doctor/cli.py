@@ -1,4 +1,5 @@
-"""The command line: flags -> engine -> renderer -> exit code. No diagnosis logic here."""
+"""The click command line: flags -> DiagnoseRequest -> run.run_diagnose -> exit code, and the
+failure handling every command shares. No diagnosis logic here."""
 
 from __future__ import annotations
 
@@ -178,7 +179,7 @@ def app() -> click.Group:
 
 
 def main(argv: Sequence[str] | None = None) -> None:
-    """Console-script entry point."""
+    """Run the click CLI (entry.main calls it for every command line it does not run directly)."""
     args = list(sys.argv[1:] if argv is None else argv)
     # A diagnosis needs none of the other command groups: importing them (YAML, the knowledge
     # base, regex) costs ~30 ms of start-up on every run.
