@@ -1,5 +1,5 @@
-"""The click command line: flags -> DiagnoseRequest -> run.run_diagnose -> exit code, and the
-failure handling every command shares. No diagnosis logic here."""
+"""The click command line: flags -> DiagnoseRequest -> run.run_diagnose -> exit code. Every
+command's failures go through run.failure_code. No diagnosis logic here."""
 
 from __future__ import annotations
 

@@ -15,7 +15,7 @@ from ascend_doctor.progress import Progress
 from ascend_doctor.ranking import rank, waited_for
 from ascend_doctor.rulebase import RuleBase
 from ascend_doctor.scanner import ScanResult, StreamScanner, long_lines_note
-from ascend_doctor.sources import InputItem, decompress_errors, expand, open_input
+from ascend_doctor.sources import InputItem, expand, open_input
 
 PARALLEL_MIN_BYTES = 16 * 1024 * 1024
 
@@ -46,7 +46,7 @@ def _scan_item(
     notes: list[str] = [opened.note] if opened.note else []
     try:
         result = scanner.scan(opened.stream, opened.first)
-    except decompress_errors() as exc:
+    except opened.errors as exc:
         result = scanner.result
         notes.append(f"stopped reading early: {exc}")
     finally:

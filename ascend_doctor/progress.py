@@ -21,11 +21,11 @@ class Progress(Protocol):
 
 
 @contextmanager
-def byte_progress(enabled: bool) -> Iterator[Progress | None]:
+def byte_progress() -> Iterator[Progress | None]:
     """A progress bar for the engine, or None when nothing can be shown (stderr is no terminal).
     The bar appears once the engine knows the total, and only for a large one; the total comes
     from the engine's own walk of the inputs, so a big tree is not walked twice."""
-    if not enabled or sys.stderr is None or not sys.stderr.isatty():
+    if sys.stderr is None or not sys.stderr.isatty():
         yield None
         return
     with ExitStack() as stack:

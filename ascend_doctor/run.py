@@ -60,12 +60,16 @@ DEFAULTS = DiagnoseRequest()
 
 def say(message: str) -> None:
     """A message on stderr. Control characters in it (from a file name or a reason) are shown, not
-    sent; its line breaks (a YAML error's context lines) are kept."""
+    sent; its line breaks (a YAML error's context lines) are kept. A closed or full stderr loses
+    the message, not the report."""
     stream = sys.stderr
     if stream is None:
         return
-    stream.write("\n".join(printable(line) for line in message.split("\n")) + "\n")
-    stream.flush()
+    try:
+        stream.write("\n".join(printable(line) for line in message.split("\n")) + "\n")
+        stream.flush()
+    except (OSError, ValueError):  # ValueError: stderr was closed
+        return
 
 
 def run_guarded(request: DiagnoseRequest) -> int:
@@ -117,8 +121,7 @@ def run_diagnose(request: DiagnoseRequest) -> int:
         stdin_name=request.stdin_name,
         lang=request.lang or default_language(),
     )
-    shown = request.fmt == "text" or request.output != "-"
-    with byte_progress(enabled=shown) as progress:
+    with byte_progress() as progress:
         stdin = sys.stdin.buffer if sys.stdin is not None else None
         report = diagnose(targets, rulebase, options, stdin=stdin, progress=progress)
     _require_something_read(report)

@@ -5,7 +5,6 @@ from __future__ import annotations
 import io
 import os
 import stat
-import sys
 import zlib
 from collections.abc import Iterator, Sequence
 from typing import Any, BinaryIO, NamedTuple
@@ -117,47 +116,43 @@ def plain_text(path: str) -> bool:
     return b"\x00" not in head and not head.startswith(COMPRESSED)
 
 
-def decompress_errors() -> tuple[type[BaseException], ...]:
-    """What a truncated or corrupt compressed log raises; anything else is a bug and must surface.
-    Asked for only when something was raised: the decompressors are imported by the first input
-    that needs one, not by every run."""
-    import lzma
-
-    zstandard = sys.modules.get("zstandard")  # imported by _decompressor for a zstd input
-    zstd_errors = (zstandard.ZstdError,) if zstandard else ()
-    return (OSError, EOFError, lzma.LZMAError, zlib.error, *zstd_errors)
+# What reading a truncated or corrupt log raises; anything else is a bug and must surface.
+READ_ERRORS: tuple[type[BaseException], ...] = (OSError, EOFError, zlib.error)
 
 
-def _decompressor(stream: Any, head: bytes) -> tuple[BinaryIO | None, str]:
-    """Wrap `stream` by its magic bytes; returns (stream, compression name or skip reason)."""
+def _decompressor(stream: Any, head: bytes) -> tuple[BinaryIO | None, str, tuple[type[BaseException], ...]]:
+    """Wrap `stream` by its magic bytes: (stream, compression name or skip reason, what reading it
+    can raise). A decompressor is imported by the first input that needs one, not by every run."""
     if head.startswith(GZIP):
         import gzip
 
-        return gzip.GzipFile(fileobj=stream), "gzip"  # type: ignore[return-value]
+        return gzip.GzipFile(fileobj=stream), "gzip", READ_ERRORS  # type: ignore[return-value]
     if head.startswith(BZIP2):
         import bz2
 
-        return bz2.BZ2File(stream), "bzip2"  # type: ignore[return-value]
+        return bz2.BZ2File(stream), "bzip2", READ_ERRORS  # type: ignore[return-value]
     if head.startswith(XZ):
         import lzma
 
-        return lzma.LZMAFile(stream), "xz"  # type: ignore[return-value]
+        return lzma.LZMAFile(stream), "xz", (*READ_ERRORS, lzma.LZMAError)  # type: ignore[return-value]
     if head.startswith(ZSTD):
         try:
             import zstandard
         except ImportError:
-            return None, "zstd-compressed (install the 'zstandard' package to read it)"
-        return zstandard.ZstdDecompressor().stream_reader(stream), "zstd"
-    return stream, ""
+            return None, "zstd-compressed (install the 'zstandard' package to read it)", READ_ERRORS
+        return zstandard.ZstdDecompressor().stream_reader(stream), "zstd", (*READ_ERRORS, zstandard.ZstdError)
+    return stream, "", READ_ERRORS
 
 
 class OpenedInput(NamedTuple):
-    """An open input: the (decompressed) stream, the bytes already sniffed, and notes."""
+    """An open input: the (decompressed) stream, the bytes already sniffed, notes, and what
+    reading the stream can raise when the input is truncated or corrupt."""
 
     stream: BinaryIO
     first: bytes
     note: str
     closer: Any
+    errors: tuple[type[BaseException], ...] = READ_ERRORS
 
 
 def open_input(item: InputItem, stdin: BinaryIO | None = None) -> tuple[OpenedInput | None, str]:
@@ -174,24 +169,25 @@ def open_input(item: InputItem, stdin: BinaryIO | None = None) -> tuple[OpenedIn
             return None, f"cannot open: {exc.strerror or exc}"
     if not hasattr(raw, "peek"):
         raw = io.BufferedReader(raw)
+    errors = READ_ERRORS
     try:
         head = raw.peek(8)[:8]
-        stream, compression = _decompressor(raw, head)
+        stream, compression, errors = _decompressor(raw, head)
         if stream is None:
             raw.close()
             return None, compression
         first = stream.read(SNIFF)
-    except decompress_errors() as exc:
+    except errors as exc:
         raw.close()
         return None, f"cannot read: {exc}"
     if b"\x00" in first and first.startswith((b"\xff\xfe", b"\xfe\xff")):
         utf16 = _Utf16AsUtf8(io.BufferedReader(_Prefixed(first, stream)))
-        return OpenedInput(utf16, utf16.read(SNIFF), "UTF-16 text, decoded", raw), ""
+        return OpenedInput(utf16, utf16.read(SNIFF), "UTF-16 text, decoded", raw, errors), ""
     reason = _binary_reason(first, piped=item.is_stdin)
     if reason:
         raw.close()
         return None, reason
-    return OpenedInput(stream, first, f"{compression}-compressed" if compression else "", raw), ""
+    return OpenedInput(stream, first, f"{compression}-compressed" if compression else "", raw, errors), ""
 
 
 class _Prefixed(io.RawIOBase):

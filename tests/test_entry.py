@@ -83,6 +83,9 @@ def _cases(tmp_path: Path) -> list[tuple[list[str], bytes]]:
         (["missing.log"], b""),
         (["."], b""),
         (["-"], fixture.read_bytes()),
+        (["diagnose"], fixture.read_bytes()),
+        (["diagnose", "diagnose"], b""),
+        ([""], b""),
     ]
 
 

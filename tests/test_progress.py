@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -59,6 +60,14 @@ def test_a_large_log_shows_progress_on_the_terminal_and_not_in_the_piped_report(
     assert "scanning" in terminal
     assert report == _plain_stdout([str(log)])
     assert b"scanning" not in report and b"\x1b" not in report
+
+
+def test_progress_shows_whatever_the_report_format(tmp_path: Path) -> None:
+    log = tmp_path / "train.log"
+    log.write_bytes(LINE * (SHOW_ABOVE_BYTES // len(LINE) + 1000) + FAILURE)
+    report, terminal = _run_with_terminal_stderr([str(log), "--format", "json"])
+    assert "scanning" in terminal
+    assert json.loads(report)["findings"][0]["rule_id"] == "memory.el0004-alloc-failed"
 
 
 def test_a_directory_is_sized_by_its_files(tmp_path: Path) -> None:

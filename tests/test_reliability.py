@@ -586,6 +586,22 @@ def test_a_closed_stdout_is_one_clear_error(every_example_log: Path) -> None:
     assert len(done.stderr.splitlines()) == 1, done.stderr
 
 
+@pytest.mark.parametrize("args", [[], ["--format", "json"]], ids=["direct", "through click"])
+def test_stderr_into_a_closed_pipe_still_gives_the_report(tmp_path: Path, args: list[str]) -> None:
+    """The notices are lost, not the report and its exit code."""
+    log = tmp_path / "train.log"
+    log.write_text("EL0004: Failed to allocate memory\n")
+    read_end, write_end = os.pipe()
+    os.close(read_end)
+    try:
+        command = [*processes.COMMAND, str(log), str(tmp_path / "missing.log"), *args]
+        done = subprocess.run(command, stdout=subprocess.PIPE, stderr=write_end, text=True, timeout=60)
+    finally:
+        os.close(write_end)
+    assert "EL0004" in done.stdout
+    assert done.returncode == 2  # a named input is missing
+
+
 def interrupted(proc: subprocess.Popen[bytes], to_group: bool = True) -> tuple[int, str]:
     if to_group:
         os.killpg(proc.pid, signal.SIGINT)
