@@ -3,6 +3,7 @@ stderr — never a traceback, a hang, a crash, executed YAML, terminal escapes o
 
 from __future__ import annotations
 
+import itertools
 import json
 import os
 import random
@@ -12,6 +13,7 @@ import signal
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from io import BytesIO
 from pathlib import Path
 from urllib.parse import quote
@@ -20,6 +22,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from ascend_doctor import selfcheck
 from ascend_doctor.matcher import Matcher
 from ascend_doctor.prefilter import hyperscan_available
 from ascend_doctor.render import RENDERERS
@@ -728,3 +731,36 @@ def test_a_200_mb_single_line_stays_within_120_mb_of_memory(tmp_path: Path) -> N
     assert report["findings"][0]["rule_id"] == "memory.el0004-alloc-failed"
     assert report["findings"][0]["evidence"][0]["line"] == 1
     assert peak_mb <= 120
+
+
+def _clock_of(durations: list[float]) -> Callable[[], float]:
+    """A clock under which each timed run of an example takes the next of `durations` seconds."""
+    runs = iter(durations)
+    calls = itertools.count()
+    now = 0.0
+
+    def clock() -> float:
+        nonlocal now
+        if next(calls) % 2:  # the end of a run
+            now += next(runs, 0.0001)
+        return now
+
+    return clock
+
+
+@pytest.mark.parametrize(
+    ("durations", "slow"),
+    [([0.05, 0.0001], False), ([0.05, 0.05], True)],
+    ids=["one pause", "slow again"],
+)
+def test_rules_test_reports_only_an_example_that_is_slow_again(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, durations: list[float], slow: bool
+) -> None:
+    """A garbage collection or a busy machine during one example is not a slow pattern."""
+    rulebase = load_rulebase([str(rules_dir(tmp_path, GOOD_RULE))], bundled=False)
+    monkeypatch.setattr(selfcheck, "_clock", _clock_of(durations))
+    check = selfcheck.check_rules(rulebase.rules)
+    assert check.ok
+    assert [problem.detail[:8] for problem in check.warnings if problem.kind == "slow"] == (
+        ["match[0]"] if slow else []
+    )
