@@ -26,4 +26,5 @@ def test_every_literal_is_found_on_its_line_with_its_key(engine: str) -> None:
 
 def test_the_python_engine_finds_some_literals_with_bytes_find() -> None:
     """The common-start literals really take the find path, so the test above covers it."""
-    assert prefilter.anchored_forms(prefilter.literal_forms(LITERALS))
+    forms = prefilter.literal_forms(LITERALS)
+    assert prefilter.anchored_forms(forms, prefilter.piece_offsets(forms))
