@@ -22,7 +22,7 @@ from ascend_doctor.prefilter import WEIRD_TEXT, EveryLine, encodings_of, engine_
 
 PATTERN_TIMEOUT = 0.25
 MAX_TIMEOUTS = 5  # a pattern that runs out of time this often is not tried again in this run
-INDEX_VERSION = 6
+INDEX_VERSION = 7
 # The first bytes a matcher scans are checked line by line (every literal on every line): for a
 # small log that is cheaper than compiling or loading the prefilter. Findings are the same.
 SMALL_INPUT = 16 * 1024
@@ -182,9 +182,9 @@ class Matcher:
             engine = engine_name(self._engine)
             missing = engine not in cached or not isinstance(cached.get("gates"), tuple)
             prefilter = make_prefilter(self._index.literals, engine, not self.unfiltered, cached.get(engine))
-            if engine not in cached:  # what rebuilds it: a hyperscan database, a regex source, or None
+            if engine not in cached:  # what rebuilds it: a hyperscan database, a regex and its pieces
                 serialize = getattr(prefilter, "serialize", None)
-                cached[engine] = serialize() if serialize else getattr(prefilter, "source", None)
+                cached[engine] = serialize() if serialize else None
             if not isinstance(cached.get("gates"), tuple):
                 cached["gates"] = build_gates(self._index)
             if name and missing:

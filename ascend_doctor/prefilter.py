@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator, Sequence
-from typing import Any
+from typing import Any, Optional
 
 from ascend_doctor.literals import Literal
 
@@ -125,6 +125,7 @@ def _cost(byte: int, folded: bool) -> int:
 
 
 Offsets = dict[tuple[bytes, bool], int]
+PythonState = tuple[Optional[bytes], Offsets]  # the regex source (None: no form to search) and pieces
 
 
 def piece_offsets(forms: Sequence[tuple[bytes, bool, int]]) -> Offsets:
@@ -265,20 +266,26 @@ class PythonPrefilter:
 
     name = "python"
 
-    def __init__(self, literals: Sequence[Literal], source: bytes | None = None) -> None:
+    def __init__(self, literals: Sequence[Literal], cached: PythonState | None = None) -> None:
         forms = literal_forms(literals)
-        offsets = piece_offsets(forms)
+        # Choosing the pieces costs ~30-60 ms, compiling their regex about as much: a worker or
+        # a log just over SMALL_INPUT pays for the second only.
+        source, offsets = cached if cached is not None else (None, piece_offsets(forms))
         anchored = anchored_forms(forms, offsets)
         self._anchors: dict[bytes, list[int]] = {}
         for data, fold, key in forms:
             if data in anchored and not fold:
                 self._anchors.setdefault(data, []).append(key)
         searched = [form for form in forms if form[1] or form[0] not in anchored]
-        if source is None:
+        if cached is None:
             source = build_pattern(searched, offsets)
-        self.source = source
+        self._state = (source, offsets)
         self._regex = re.compile(source) if source is not None else None
         self._finder = _Finder(searched, offsets)
+
+    def serialize(self) -> PythonState:
+        """What rebuilds this prefilter for the same literals without choosing its pieces again."""
+        return self._state
 
     def spans(self, block: Any) -> Iterator[tuple[int, int, frozenset[int] | None]]:
         positions = [match.start() for match in self._regex.finditer(block)] if self._regex else []
@@ -421,7 +428,7 @@ def engine_name(engine: str) -> str:
 
 def make_prefilter(literals: Sequence[Literal], engine: str, complete: bool, cached: Any = None) -> Any:
     """The prefilter for `engine` (auto|python|hyperscan); EveryLine if some pattern has no literal.
-    `cached` is what `serialize()` / `.source` gave for the same literals earlier, or None."""
+    `cached` is what `serialize()` gave for the same literals earlier, or None."""
     if not complete:
         return EveryLine()
     if engine_name(engine) == "hyperscan":
