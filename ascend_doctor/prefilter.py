@@ -172,8 +172,11 @@ def _trie(words: Sequence[tuple[bytes, bytes]]) -> dict[Any, Any]:
 
 def _node_regex(node: dict[Any, Any]) -> bytes:
     """Where a piece ends, a lookbehind for each whole form that ends there: the regex reports a
-    form, not every place its piece (`memory` of ` allocate memory`) happens to be."""
-    branches = [b"(?<=" + re.escape(form) + b")" for form in sorted(node.get("", ()))]
+    form, not every place its piece (`memory` of ` allocate memory`) happens to be. A form whose
+    piece is all of it (marked b"") has then been matched whole: that node matches at once, and
+    `_Finder` lists every form at the position, longer ones included."""
+    ends = node.get("", set())
+    branches = [b""] if b"" in ends else [b"(?<=" + re.escape(form) + b")" for form in sorted(ends)]
     branches += [re.escape(bytes([byte])) + _node_regex(node[byte]) for byte in sorted(set(node) - {""})]
     if len(branches) == 1:
         return branches[0]
@@ -189,7 +192,9 @@ def build_pattern(forms: Sequence[tuple[bytes, bool, int]], offsets: Offsets) ->
     for data, fold, _key in forms:
         piece = data[offsets[data, fold] :]
         for first in _cases(piece[0]) if fold else (piece[0],):
-            (folded if fold else exact).setdefault(first, []).append((piece[1:], data))
+            (folded if fold else exact).setdefault(first, []).append(
+                (piece[1:], data if offsets[data, fold] else b"")
+            )
     branches = []
     for first in sorted(set(exact) | set(folded), key=lambda byte: (-_COMMON.get(byte, 1), byte)):
         parts = []
