@@ -133,8 +133,9 @@ def piece_offsets(forms: Sequence[tuple[bytes, bool, int]]) -> Offsets:
     wherever the first byte of any piece appears, so what costs is the set of those first bytes,
     not each form's own: the forms with the fewest rare bytes choose first, and each takes the
     offset whose first byte adds least to the bytes already chosen (a byte another piece starts
-    with is free), then its rarest. On the bench log this cut the trie's entries by a third
-    (the set's cost 251 -> 167 per mille) against taking every form's rarest byte."""
+    with is free), then its rarest. Against taking every form's own rarest byte, the chosen bytes'
+    frequency (by _COMMON) fell from 251 to 167 per mille, and the share of the bench log's
+    positions where `re` enters the trie from 19% to 15%."""
     choices = []
     for data, folded, _key in forms:
         last = max(0, len(data) - SUBKEY_MIN)
