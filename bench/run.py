@@ -16,6 +16,7 @@ import argparse
 import os
 import platform
 import shutil
+import statistics
 import subprocess
 import sys
 import time
@@ -140,20 +141,28 @@ def baselines(path: Path, pats: dict[str, Path], jobs: int, repeat: int) -> tupl
     return best(rg, repeat), best(grep, repeat, env)
 
 
-def startup(repeat: int) -> tuple[float, float]:
-    """Milliseconds to diagnose a 10-line log with the rule cache warm: as typed most often
-    (`ascend-doctor LOG`, which skips click), and with an option (the default `--fail-on error`,
-    so only click's parsing differs). Runs what the console script runs, from the same package
-    the rows above time, without `python -m`'s runpy."""
+def startup(repeat: int) -> dict[str, tuple[float, float]]:
+    """(best, median) milliseconds to diagnose a 10-line log with the rule cache warm: as typed
+    most often (`ascend-doctor LOG`, which skips click), with an option (the default
+    `--fail-on error`, so only click's parsing differs), and the bare interpreter. Runs what the
+    console script runs, from the same package the rows above time, without `python -m`'s runpy.
+    The three are interleaved, so a slow minute of a shared machine weighs on each alike."""
     small = DATA / "ten-lines.log"
     lines = [f"step {i}: loss 2.{i}" for i in range(9)] + ["EL0004: Failed to allocate memory"]
     small.write_text("\n".join(lines) + "\n")
     plain = [sys.executable, "-c", "from ascend_doctor.entry import main; main()", str(small)]
-    with_option = [*plain, "--fail-on", "error"]
+    commands = {
+        "ascend-doctor LOG": plain,
+        "with --fail-on error": [*plain, "--fail-on", "error"],
+        "python -c pass": [sys.executable, "-c", "pass"],
+    }
     env = {key: value for key, value in os.environ.items() if not key.startswith("ASCEND_DOCTOR_")}
     run(plain, env)  # warm the rule cache
-    runs = max(repeat, 10)
-    return best(plain, runs, env).seconds * 1000, best(with_option, runs, env).seconds * 1000
+    times: dict[str, list[float]] = {name: [] for name in commands}
+    for _ in range(max(repeat, 20)):
+        for name, command in commands.items():
+            times[name].append(run(command, env).seconds * 1000)
+    return {name: (min(values), statistics.median(values)) for name, values in times.items()}
 
 
 def splits(path: Path) -> bool:
@@ -210,15 +219,14 @@ def main() -> None:
     inputs = generate(args.gen, args.big, args.plog_mb, args.plog_files)
     rows = measure(inputs, engines, args.repeat)
     cpu = f"{os.cpu_count()} cores, {platform.processor() or platform.machine()}"
-    plain, with_option = startup(args.repeat)
-    bare = best([sys.executable, "-c", "pass"], 10).seconds * 1000
+    starts = startup(args.repeat)
     print(f"\n{time.strftime('%Y-%m-%d')}, Python {platform.python_version()}, {cpu}\n")
     print(table(rows))
-    print(
-        f"\nStart-up, diagnosing a 10-line log (rule cache warm, best of {max(args.repeat, 10)}): "
-        f"{plain:.0f} ms as `ascend-doctor LOG`, {with_option:.0f} ms with an option "
-        f"(`--fail-on error`, parsed by click); `python -c pass`: {bare:.0f} ms"
-    )
+    runs = max(args.repeat, 20)
+    print(f"\nStart-up, diagnosing a 10-line log (rule cache warm, {runs} interleaved runs):\n")
+    print("| command | best ms | median ms |\n|---|---|---|")
+    for name, (fastest, middle) in starts.items():
+        print(f"| `{name}` | {fastest:.0f} | {middle:.0f} |")
 
 
 if __name__ == "__main__":
