@@ -136,39 +136,10 @@ def cli() -> None:
 )
 @click.option("--no-cache", is_flag=True, help="Do not use the compiled rule cache.")
 @click.option("--debug", is_flag=True, help="Show tracebacks for internal errors.")
-def diagnose_command(
-    paths: tuple[str, ...],
-    fmt: str,
-    output: str,
-    rules_dirs: tuple[str, ...],
-    lang: str | None,
-    fail_on: str,
-    exit_zero: bool,
-    color: bool | None,
-    stdin_name: str,
-    engine: str,
-    jobs: int | None,
-    no_cache: bool,
-    debug: bool,
-) -> None:
+def diagnose_command(**options: Any) -> None:
     """Diagnose log files, directories (CANN plog trees included) or stdin ('-')."""
-    click.get_current_context().meta[DEBUG_KEY] = debug
-    request = DiagnoseRequest(
-        paths=paths,
-        fmt=fmt,
-        output=output,
-        rules_dirs=rules_dirs,
-        lang=lang,
-        fail_on=fail_on,
-        exit_zero=exit_zero,
-        color=color,
-        stdin_name=stdin_name,
-        engine=engine,
-        jobs=jobs,
-        no_cache=no_cache,
-        debug=debug,
-    )
-    sys.exit(run_diagnose(request))
+    click.get_current_context().meta[DEBUG_KEY] = options["debug"]
+    sys.exit(run_diagnose(DiagnoseRequest(**options)))  # the options are named as its fields
 
 
 def app() -> click.Group:
