@@ -10,7 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from ascend_doctor.entry import plain_paths
+from ascend_doctor.cli import app
+from ascend_doctor.entry import COMMANDS, plain_paths
 from tests.conftest import FIXTURES
 
 ENTRY = (sys.executable, "-m", "ascend_doctor")
@@ -50,6 +51,11 @@ def test_plain_paths_are_diagnosed_directly(args: list[str], paths: list[str]) -
 )
 def test_options_and_other_commands_go_to_click(args: list[str]) -> None:
     assert plain_paths(args, {}) is None
+
+
+def test_every_click_command_is_known_to_the_entry_point() -> None:
+    """Otherwise `ascend-doctor NEWCOMMAND` would diagnose a file of that name."""
+    assert set(COMMANDS) == set(app().commands)
 
 
 @pytest.mark.parametrize("name", ["ASCEND_DOCTOR_FORMAT", "ASCEND_DOCTOR_FAIL_ON", "_ASCEND_DOCTOR_COMPLETE"])
