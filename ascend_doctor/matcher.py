@@ -180,14 +180,16 @@ class Matcher:
             cached = rulebase.read_cache(name) if name else None
             cached = cached if isinstance(cached, dict) else {}
             engine = engine_name(self._engine)
-            missing = engine not in cached or not isinstance(cached.get("gates"), tuple)
             prefilter = make_prefilter(self._index.literals, engine, not self.unfiltered, cached.get(engine))
+            stale = False
             if engine not in cached:  # what rebuilds it: a hyperscan database, a regex and its pieces
                 serialize = getattr(prefilter, "serialize", None)
                 cached[engine] = serialize() if serialize else None
+                stale = True
             if not isinstance(cached.get("gates"), tuple):
                 cached["gates"] = build_gates(self._index)
-            if name and missing:
+                stale = True
+            if name and stale:
                 rulebase.write_cache(name, cached)
             self._gates = cached["gates"]
             self._prefilter = prefilter
