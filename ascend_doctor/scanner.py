@@ -84,11 +84,10 @@ class StreamScanner:
                     buffer[: len(tail)] = tail
                     filled = len(tail)
                 continue
-            block = bytes(view[: cut + 1])
-            tail = bytes(view[cut + 1 : filled])
-            buffer[: len(tail)] = tail
-            filled = len(tail)
-            newlines += self._block(block, newlines)
+            # The block is a temporary, freed before the next one is made (see Matcher.block_done).
+            newlines += self._block(bytes(view[: cut + 1]), newlines)
+            filled -= cut + 1
+            buffer.move(0, cut + 1, filled)
         view.release()
         self.result.size += len(first)
         if filled:
@@ -129,7 +128,7 @@ class StreamScanner:
             for window_start, window_end, window_keys in self._windows(block, start, end):
                 matcher.line_keys = window_keys
                 self._line(block[window_start:window_end], line_number, (b"", b""), before)
-        matcher.line_keys = None
+        matcher.block_done()
         return line_number - 1 - newlines + block.count(b"\n", counted_to)
 
     def _windows(self, block: bytes, start: int, end: int) -> list[tuple[int, int, frozenset[int] | None]]:
