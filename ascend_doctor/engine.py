@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-import signal
 from collections.abc import Sequence
 from typing import Any, BinaryIO, NamedTuple, Optional
 
@@ -64,6 +63,8 @@ _Job = tuple[InputItem, int, Optional[Part]]
 
 
 def _worker_init(rulebase: RuleBase, engine: str) -> None:
+    import signal  # only in workers: importing it costs every run a millisecond
+
     global _worker_matcher
     # Ctrl-C reaches the whole process group: only the parent handles it (and ends the pool);
     # a worker interrupted mid-scan would print its own traceback.

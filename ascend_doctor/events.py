@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import re
-from datetime import datetime
 from typing import Any
 
 ANSI_BYTES = re.compile(rb"\x1b(?:\[[0-?]*[ -/]*[@-~]|\][^\x07\x1b\n]*(?:\x07|\x1b\\)|[@-Z\\-_])")
@@ -34,7 +33,6 @@ _PLOG_FULL = re.compile(
 )
 _PLOG_MATCHED_LEVELS = frozenset({"ERROR", "WARNING"})
 MAX_SEGMENT = 16 * 1024
-_EPOCH = datetime(1970, 1, 1)  # times in logs carry no zone: they are read as UTC
 
 
 def decode(raw: bytes) -> str:
@@ -136,10 +134,12 @@ def timestamp_of(line: str) -> float | None:
     match = _TIME.search(line)
     if not match:
         return None
+    from datetime import datetime  # only once a line has a date: importing it costs 2-3 ms
+
     try:
         fields = (match["y"], match["mo"], match["d"], match["h"], match["mi"], match["s"])
         moment = datetime(*(int(field) for field in fields))
-        seconds = (moment - _EPOCH).total_seconds()
+        seconds = (moment - datetime(1970, 1, 1)).total_seconds()  # times carry no zone: read as UTC
     except (ValueError, OverflowError):
         return None
     fraction = match["ms"] or ""

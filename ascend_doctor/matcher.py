@@ -8,11 +8,11 @@ searched. Neither changes what is found.
 
 from __future__ import annotations
 
-import hashlib
 import os
 import sys
 from bisect import bisect_left
 from collections.abc import Sequence
+from functools import cache
 from typing import Any, NamedTuple
 
 from ascend_doctor import literals, prefilter
@@ -133,14 +133,14 @@ def _heads(forms: Sequence[bytes]) -> dict[int, tuple[tuple[bytes, bytes], ...]]
     return {byte: tuple(pairs) for byte, pairs in heads.items()}
 
 
-def _digest(rules: Sequence[Rule]) -> str:
+def _cache_key(rules: Sequence[Rule]) -> str:
     """The patterns, and the code that turns them into an index (edited code is a new index)."""
     text = "\x00".join("\x01".join(rule.patterns) for rule in rules)
     code = []
     for module in (literals, prefilter, sys.modules[__name__]):
         stat = os.stat(module.__file__ or "")
         code.append(f"{stat.st_mtime_ns}:{stat.st_size}")
-    return hashlib.sha256(f"{INDEX_VERSION}\x02{code}\x02{text}".encode()).hexdigest()[:24]
+    return f"{INDEX_VERSION}\x02{code}\x02{text}"
 
 
 class Matcher:
@@ -151,12 +151,12 @@ class Matcher:
 
         self.rules = tuple(rules)
         self._engine = engine  # resolved with the prefilter: a small log never imports hyperscan
-        self._cache_name = f"matcher-{_digest(self.rules)}" if use_cache else None
-        index = rulebase.read_cache(self._cache_name) if self._cache_name else None
+        self._cache_key = _cache_key(self.rules) if use_cache else None
+        index = rulebase.read_cache("matcher", self._cache_key) if self._cache_key else None
         if not isinstance(index, LiteralIndex):
             index = build_index(self.rules)
-            if self._cache_name:
-                rulebase.write_cache(self._cache_name, index)
+            if self._cache_key:
+                rulebase.write_cache("matcher", self._cache_key, index)
         self._index = index
         self._prefilter: Any = None
         self._gates: tuple[tuple[tuple[_Set, ...], ...] | None, ...] = ()
@@ -176,8 +176,8 @@ class Matcher:
         if self._prefilter is None:
             from ascend_doctor import rulebase
 
-            name = f"{self._cache_name}-prefilter" if self._cache_name else None
-            cached = rulebase.read_cache(name) if name else None
+            key = self._cache_key
+            cached = rulebase.read_cache("prefilter", key) if key else None
             cached = cached if isinstance(cached, dict) else {}
             engine = engine_name(self._engine)
             prefilter = make_prefilter(self._index.literals, engine, not self.unfiltered, cached.get(engine))
@@ -189,8 +189,8 @@ class Matcher:
             if not isinstance(cached.get("gates"), tuple):
                 cached["gates"] = build_gates(self._index)
                 stale = True
-            if name and stale:
-                rulebase.write_cache(name, cached)
+            if key and stale:
+                rulebase.write_cache("prefilter", key, cached)
             self._gates = cached["gates"]
             self._prefilter = prefilter
         return self._prefilter
@@ -342,7 +342,13 @@ class Matcher:
 _EVERY_LINE = EveryLine()
 
 
-_MARKERS = tuple({text.encode(codec) for text in (*WEIRD_TEXT, "\u017f") for codec in ("utf-8", "gb18030")})
+@cache
+def _markers() -> tuple[bytes, ...]:
+    """The bytes of the odd characters (WEIRD_TEXT, `ſ`) in UTF-8 and GB18030, encoded on first
+    use: importing the GB18030 codec costs every run a millisecond otherwise."""
+    return tuple({text.encode(codec) for text in (*WEIRD_TEXT, "\u017f") for codec in ("utf-8", "gb18030")})
+
+
 _SPACE = frozenset(_ASCII_SPACE)
 
 
@@ -385,7 +391,7 @@ class _Probe:
                 return True
         block = self.block
         if self.wide and not block[first:last].isascii():
-            if any(block.find(mark, first, last) >= 0 for mark in _MARKERS):
+            if any(block.find(mark, first, last) >= 0 for mark in _markers()):
                 return True
             for stop, low in ((start - 1, first), (end, start)):
                 while stop > low and block[stop - 1] in _SPACE:

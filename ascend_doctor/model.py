@@ -133,7 +133,6 @@ class Finding(NamedTuple):
     confidence: float
     role: str = "cause"
     related_to: str | None = None
-    fingerprint: str = ""
     also: tuple[str, ...] = ()
     env: tuple[EnvRemedy, ...] = ()
 

@@ -16,8 +16,6 @@ The ranking key, best first:
 
 from __future__ import annotations
 
-import hashlib
-import re
 from collections import Counter
 from collections.abc import Iterable, Sequence
 
@@ -29,7 +27,6 @@ VICTIM_CATEGORIES = frozenset({"hccl_timeout"})
 CATCH_ALL_CATEGORIES = frozenset({"needs_more_evidence", "not_ascend"})
 MAX_EVIDENCE = 10
 SYMPTOM_DISCOUNT = 0.5
-_NUMBERS = re.compile(r"\d+")
 
 
 _Position = tuple[bool, float, int, int]
@@ -72,12 +69,6 @@ class _Group:
             *self.first,
             self.rule.id,
         )
-
-
-def fingerprint(rule: Rule, evidence: Evidence) -> str:
-    """Stable across runs and line shifts: rule id plus the first evidence with numbers folded."""
-    text = _NUMBERS.sub("0", evidence.text)
-    return hashlib.sha256(f"{rule.id}\n{text}".encode()).hexdigest()[:16]
 
 
 def _fold_by_category(groups: list[_Group], clock: _Clock) -> list[_Group]:
@@ -132,7 +123,6 @@ def _finding(group: _Group, top: Rule) -> Finding:
         confidence=round(confidence, 2),
         role=role,
         related_to=related,
-        fingerprint=fingerprint(group.rule, matches[0].evidence),
         also=tuple(group.also),
         env=resolve_env(group.rule, next(m.evidence for m in matches if m.rule_id == group.rule.id)),
     )

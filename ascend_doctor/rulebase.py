@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-import hashlib
 import os
 import pickle
 import sys
+import zlib
 from collections.abc import Iterable, Sequence
 from typing import Any, NamedTuple
 
@@ -14,7 +14,7 @@ from ascend_doctor.errors import RuleError
 from ascend_doctor.model import Rule
 
 # Bump when what is pickled changes shape; the package version is part of the key as well.
-CACHE_FORMAT = 3
+CACHE_FORMAT = 4
 
 RULE_SUFFIXES = (".yaml", ".yml")
 MAX_RULE_FILE = 4 * 1024 * 1024
@@ -122,30 +122,43 @@ def cache_dir() -> str:
     return os.path.join(base, "ascend-doctor")
 
 
-def read_cache(name: str) -> Any:
-    """The object cached under `name` for this version of the tool and Python, or None."""
-    return _read_pickle(os.path.join(cache_dir(), f"{name}-{_runtime_key()}.pickle"))
+def read_cache(kind: str, key: str) -> Any:
+    """The object cached for `key` by this version of the tool and Python, or None."""
+    full = _full_key(key)
+    stored = _read_pickle(_cache_file(kind, full))
+    if isinstance(stored, tuple) and len(stored) == 2 and stored[0] == full:
+        return stored[1]
+    return None
 
 
-def write_cache(name: str, value: Any) -> None:
-    """Cache `value` under `name`; a read-only home only costs start-up time."""
-    _write_pickle(os.path.join(cache_dir(), f"{name}-{_runtime_key()}.pickle"), value)
+def write_cache(kind: str, key: str, value: Any) -> None:
+    """Cache `value` for `key`; a read-only home only costs start-up time."""
+    full = _full_key(key)
+    _write_pickle(_cache_file(kind, full), (full, value))
 
 
-def _runtime_key() -> str:
-    key = f"{CACHE_FORMAT}|{__version__}|{sys.version}"
-    return hashlib.sha256(key.encode()).hexdigest()[:12]
+def _full_key(key: str) -> str:
+    return f"{CACHE_FORMAT}|{__version__}|{sys.version}|{key}"
 
 
-def _cache_path(files: Sequence[str]) -> str | None:
-    digest = hashlib.sha256(f"{CACHE_FORMAT}|{__version__}|{sys.version}".encode())
+def _cache_file(kind: str, full_key: str) -> str:
+    """The file for a key. Its name is a checksum, not a cryptographic hash (importing hashlib
+    costs every run ~4 ms): the whole key is stored with the value and compared on reading, so
+    two keys that share a name only miss the cache."""
+    data = full_key.encode("utf-8", "surrogatepass")
+    return os.path.join(cache_dir(), f"{kind}-{zlib.crc32(data):08x}{zlib.adler32(data):08x}.pickle")
+
+
+def _rule_files_key(files: Sequence[str]) -> str | None:
+    """The rule files as they are now (None if one cannot be read: nothing is cached)."""
+    parts = []
     for path in files:
         try:
             stat = os.stat(path)
         except OSError:
             return None
-        digest.update(f"|{os.path.realpath(path)}|{stat.st_mtime_ns}|{stat.st_size}".encode())
-    return os.path.join(cache_dir(), f"rules-{digest.hexdigest()[:24]}.pickle")
+        parts.append(f"{os.path.realpath(path)}|{stat.st_mtime_ns}|{stat.st_size}")
+    return "\x00".join(parts)
 
 
 def _read_pickle(path: str) -> Any:
@@ -176,12 +189,12 @@ def load_rulebase(
         files.extend(rule_files(bundled_rules_dir()))
     for directory in extra_dirs:
         files.extend(rule_files(directory))
-    cache = _cache_path(files) if use_cache else None
-    if cache is not None:
-        cached = _read_pickle(cache)
+    key = _rule_files_key(files) if use_cache else None
+    if key is not None:
+        cached = read_cache("rules", key)
         if isinstance(cached, RuleBase):
             return cached
     rulebase = _merge(files)
-    if cache is not None:
-        _write_pickle(cache, rulebase)
+    if key is not None:
+        write_cache("rules", key, rulebase)
     return rulebase if use_cache else RuleBase(rulebase.rules, rulebase.files, use_cache=False)

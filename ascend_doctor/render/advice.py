@@ -42,6 +42,12 @@ def evidence_line(evidence: Evidence) -> str:
     return f"{evidence.path}:{evidence.line}  {evidence.text}"
 
 
+def finding_fingerprint(finding: Finding) -> str:
+    """Stable across runs and line shifts: rule id plus the first evidence with numbers folded."""
+    text = _NUMBERS.sub("0", finding.evidence[0].text)
+    return hashlib.sha256(f"{finding.rule.id}\n{text}".encode()).hexdigest()[:16]
+
+
 def location_fingerprint(rule_id: str, evidence: Evidence) -> str:
     """Stable across runs and line shifts: rule id, path and the log text with numbers folded."""
     text = _SPACE.sub(" ", _NUMBERS.sub("0", _HEX.sub("0x0", evidence.text))).strip()

@@ -6,6 +6,7 @@ import json
 from typing import Any, TextIO
 
 from ascend_doctor.model import Evidence, Finding, InputRecord, Report
+from ascend_doctor.render.advice import finding_fingerprint
 from ascend_doctor.render.base import spread, verdict
 
 SCHEMA_VERSION = 1
@@ -41,7 +42,7 @@ def finding_dict(finding: Finding, position: int, lang: str) -> dict[str, Any]:
         "count": finding.count,
         "paths": list(finding.paths),
         "ranks": list(finding.ranks),
-        "fingerprint": finding.fingerprint,
+        "fingerprint": finding_fingerprint(finding),
         "evidence": [evidence_dict(evidence) for evidence in finding.evidence],
     }
 

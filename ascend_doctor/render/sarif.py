@@ -16,7 +16,7 @@ from typing import Any, TextIO
 from urllib.parse import quote
 
 from ascend_doctor.model import Evidence, Finding, Report, Rule
-from ascend_doctor.render.advice import export_line, labels
+from ascend_doctor.render.advice import export_line, finding_fingerprint, labels
 from ascend_doctor.render.markdown import fenced, prose
 
 SARIF_SCHEMA = "https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/schemas/sarif-schema-2.1.0.json"
@@ -78,7 +78,7 @@ def result(finding: Finding, rule_index: int, lang: str) -> dict[str, Any]:
         "level": LEVELS[rule.severity.value],
         "message": {"text": message},
         "locations": [{"physicalLocation": physical_location(e)} for e in finding.evidence[:1]],
-        "partialFingerprints": {"ascendDoctorFinding/v1": finding.fingerprint},
+        "partialFingerprints": {"ascendDoctorFinding/v1": finding_fingerprint(finding)},
         "properties": {"confidence": finding.confidence, "role": finding.role, "ranks": list(finding.ranks)},
     }
     related = [

@@ -22,7 +22,7 @@ from ascend_doctor.model import (
     Severity,
     Text,
 )
-from ascend_doctor.ranking import fingerprint, resolve_env
+from ascend_doctor.ranking import resolve_env
 from ascend_doctor.render import RENDERERS
 
 TOKEN = re.compile(r"::stop-commands::([0-9a-f]+)")
@@ -74,7 +74,6 @@ def finding(rule: Rule, evidence: tuple[Evidence, ...], count: int = 0, **extra:
         paths=tuple(dict.fromkeys(e.path for e in evidence)),
         ranks=tuple(sorted({e.rank for e in evidence if e.rank is not None})),
         confidence=0.9,
-        fingerprint=fingerprint(rule, evidence[0]),
         env=resolve_env(rule, evidence[0]),
         **extra,
     )

@@ -55,7 +55,11 @@ def test_results_levels_locations_and_fingerprints() -> None:
     assert [r["level"] for r in results] == ["error", "warning", "note"]
     assert [r["ruleIndex"] for r in results] == [0, 1, 2]
     first = results[0]
-    assert first["partialFingerprints"] == {"ascendDoctorFinding/v1": report.findings[0].fingerprint}
+    fingerprints = [item["fingerprint"] for item in json.loads(render("json", report))["findings"]]
+    assert [r["partialFingerprints"] for r in results] == [
+        {"ascendDoctorFinding/v1": f} for f in fingerprints
+    ]
+    assert len(set(fingerprints)) == 3
     location = first["locations"][0]["physicalLocation"]
     assert location["artifactLocation"]["uri"] == "logs/rank0.log"
     assert location["region"]["startLine"] == 41

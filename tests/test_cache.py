@@ -1,0 +1,56 @@
+"""The rule and matcher caches: a warm cache gives the same rules, and never stale or foreign ones."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from ascend_doctor import rulebase
+from ascend_doctor.rulebase import load_rulebase, read_cache, write_cache
+from tests.test_user_rules import GOOD_RULE, rules_dir
+
+
+def _titles(directory: Path) -> list[str]:
+    return [rule.title.en for rule in load_rulebase([str(directory)], bundled=False).rules]
+
+
+def test_a_warm_cache_is_used_instead_of_the_rule_files(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    directory = rules_dir(tmp_path, GOOD_RULE)
+    first = load_rulebase([str(directory)], bundled=False)
+
+    def unexpected(path: str) -> list:
+        raise AssertionError(f"{path} was parsed again")
+
+    monkeypatch.setattr(rulebase, "load_file", unexpected)
+    assert load_rulebase([str(directory)], bundled=False) == first
+
+
+def test_an_edited_rule_file_is_read_again(tmp_path: Path) -> None:
+    directory = rules_dir(tmp_path, GOOD_RULE)
+    assert _titles(directory) == ["Our data loader crashed"]
+    rules_dir(tmp_path, GOOD_RULE.replace("Our data loader crashed", "The loader crashed"))
+    assert _titles(directory) == ["The loader crashed"]
+
+
+def test_a_cache_file_holding_another_key_is_not_used(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Cache file names are short checksums: two keys may share one, and must not share values.
+    monkeypatch.setattr(rulebase, "_cache_file", lambda kind, key: str(tmp_path / f"{kind}.pickle"))
+    write_cache("rules", "first rule files", ["first"])
+    assert read_cache("rules", "second rule files") is None
+    assert read_cache("rules", "first rule files") == ["first"]
+
+
+def test_a_corrupt_cache_is_rebuilt(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    directory = rules_dir(tmp_path, GOOD_RULE)
+    _titles(directory)
+    written = list(Path(rulebase.cache_dir()).iterdir())
+    assert [path.name[:6] for path in written] == ["rules-"]
+    written[0].write_bytes(b"\x80\x05not a pickle")
+    assert _titles(directory) == ["Our data loader crashed"]
+    assert written[0].read_bytes() != b"\x80\x05not a pickle"  # and written again
