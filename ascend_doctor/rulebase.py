@@ -16,6 +16,9 @@ from ascend_doctor.model import Rule
 # Bump when what is pickled changes shape; the package version is part of the key as well.
 CACHE_FORMAT = 4
 
+# Cache files kept per kind (rules, matcher, prefilter): rule sets, versions and Pythons in use.
+KEEP_PER_KIND = 8
+
 RULE_SUFFIXES = (".yaml", ".yml")
 MAX_RULE_FILE = 4 * 1024 * 1024
 
@@ -134,7 +137,26 @@ def read_cache(kind: str, key: str) -> Any:
 def write_cache(kind: str, key: str, value: Any) -> None:
     """Cache `value` for `key`; a read-only home only costs start-up time."""
     full = _full_key(key)
-    _write_pickle(_cache_file(kind, full), (full, value))
+    path = _cache_file(kind, full)
+    if _write_pickle(path, (full, value)):
+        _prune(kind, path)
+
+
+def _prune(kind: str, kept: str) -> None:
+    """Remove all but the newest KEEP_PER_KIND files of a kind, and never `kept`. Every edit of a
+    rule file, upgrade or new Python writes a new file (~400 KB for the rules); nothing else
+    would ever remove the old ones."""
+    try:
+        with os.scandir(os.path.dirname(kept)) as entries:
+            found = [
+                (entry.stat().st_mtime_ns, entry.path)
+                for entry in entries
+                if entry.name.startswith(f"{kind}-") and entry.name.endswith(".pickle") and entry.path != kept
+            ]
+        for _mtime, path in sorted(found, reverse=True)[KEEP_PER_KIND - 1 :]:
+            os.unlink(path)
+    except OSError:
+        return  # another process pruned it first, or the directory is read-only
 
 
 def _full_key(key: str) -> str:
@@ -169,7 +191,7 @@ def _read_pickle(path: str) -> Any:
         return None
 
 
-def _write_pickle(path: str, value: Any) -> None:
+def _write_pickle(path: str, value: Any) -> bool:
     try:
         os.makedirs(os.path.dirname(path), exist_ok=True)
         temporary = f"{os.path.splitext(path)[0]}.{os.getpid()}.tmp"
@@ -177,7 +199,8 @@ def _write_pickle(path: str, value: Any) -> None:
             pickle.dump(value, handle, protocol=pickle.HIGHEST_PROTOCOL)
         os.replace(temporary, path)
     except OSError:
-        return  # a read-only home only costs start-up time
+        return False  # a read-only home only costs start-up time
+    return True
 
 
 def load_rulebase(

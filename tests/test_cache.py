@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
@@ -54,3 +55,20 @@ def test_a_corrupt_cache_is_rebuilt(tmp_path: Path, monkeypatch: pytest.MonkeyPa
     written[0].write_bytes(b"\x80\x05not a pickle")
     assert _titles(directory) == ["Our data loader crashed"]
     assert written[0].read_bytes() != b"\x80\x05not a pickle"  # and written again
+
+
+def test_old_cache_files_are_removed(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    cache = Path(rulebase.cache_dir())
+    cache.mkdir()
+    old = [cache / f"rules-{number:024x}.pickle" for number in range(rulebase.KEEP_PER_KIND + 2)]
+    for age, path in enumerate(old):
+        path.write_bytes(b"")
+        os.utime(path, ns=(10**18 - age * 10**12,) * 2)  # old[0] the newest
+    (cache / "matcher-0.pickle").write_bytes(b"")
+    write_cache("rules", "new rule files", ["new"])
+    rules = sorted(path.name for path in cache.iterdir() if path.name.startswith("rules-"))
+    assert len(rules) == rulebase.KEEP_PER_KIND
+    assert {path.name for path in old[: rulebase.KEEP_PER_KIND - 1]} < set(rules)
+    assert read_cache("rules", "new rule files") == ["new"]
+    assert (cache / "matcher-0.pickle").exists()  # other kinds are pruned on their own writes
