@@ -28,13 +28,13 @@ def _scan_parts(item: InputItem, plan: list[parts.Part]) -> list[object]:
 
 def _blocks_seen(monkeypatch: pytest.MonkeyPatch) -> list[bytes]:
     seen: list[bytes] = []
-    real = scanner.StreamScanner._block
+    real = scanner.StreamScanner._lines_of
 
     def recording(self: scanner.StreamScanner, block: bytes, newlines: int) -> int:
         seen.append(bytes(block))
         return real(self, block, newlines)
 
-    monkeypatch.setattr(scanner.StreamScanner, "_block", recording)
+    monkeypatch.setattr(scanner.StreamScanner, "_lines_of", recording)
     return seen
 
 
