@@ -15,6 +15,7 @@ from ascend_doctor.ranking import rank, waited_for
 from ascend_doctor.rulebase import RuleBase
 from ascend_doctor.scanner import ScanResult, StreamScanner, long_lines_note
 from ascend_doctor.sources import InputItem, expand, open_input
+from ascend_doctor.workers import run_tasks
 
 PARALLEL_MIN_BYTES = 16 * 1024 * 1024
 
@@ -88,6 +89,10 @@ def _worker_scan(job: _Job) -> tuple[int, int, Any, int, dict[str, int]]:
     return index, part.number if part else 0, found, size, dict(_worker_matcher.timeouts)
 
 
+def _worker_scan_chunk(jobs: list[_Job]) -> list[tuple[int, int, Any, int, dict[str, int]]]:
+    return [_worker_scan(job) for job in jobs]
+
+
 def _scan_part(matcher: Matcher, item: InputItem, index: int, part: Part) -> ScanResult | str:
     """One part of a big plain file, its lines numbered from the part's first line."""
     try:
@@ -132,21 +137,19 @@ def _scan_parallel(
     """Inputs and parts across worker processes, largest first (a big one last would leave a
     core idle); results are put back in input order, so the report does not depend on which
     worker ran what."""
-    import multiprocessing  # only here: importing it costs every run ~10 ms of start-up
-
-    context = multiprocessing.get_context("fork" if hasattr(os, "fork") else "spawn")
     jobs = sorted(jobs, key=lambda job: -_job_size(job))
+    size = _chunk(len(jobs), options.jobs)
+    chunks = [jobs[start : start + size] for start in range(0, len(jobs), size)]
     done: dict[int, dict[int, Any]] = {}
     timeouts: dict[str, int] = {}
-    with context.Pool(min(options.jobs, len(jobs)), _worker_init, (rulebase, options.engine)) as pool:
-        for index, number, found, size, slow in pool.imap_unordered(
-            _worker_scan, jobs, _chunk(len(jobs), options.jobs)
-        ):
+    workers = min(options.jobs, len(chunks))
+    for results in run_tasks(_worker_scan_chunk, chunks, workers, _worker_init, (rulebase, options.engine)):
+        for index, number, found, read, slow in results:
             done.setdefault(index, {})[number] = found
             for rule_id, count in slow.items():
                 timeouts[rule_id] = timeouts.get(rule_id, 0) + count
             if progress is not None:
-                progress(size)
+                progress(read)
     split = {index for _item, index, part in jobs if part is not None}
     ordered = [
         _joined(items[index], [done[index][number] for number in sorted(done[index])])
@@ -158,7 +161,7 @@ def _scan_parallel(
 
 
 def _chunk(files: int, workers: int) -> int:
-    """Files per task: one at a time cost thousands of small messages (a 5,000-file tree spent
+    """Jobs per task: one at a time cost thousands of small messages (a 5,000-file tree spent
     a second of the parent's time on them); small enough that workers still finish together."""
     return max(1, min(32, files // (workers * 16)))
 

@@ -1,0 +1,109 @@
+"""Worker processes that run tasks and send back their results, in the order they finish.
+
+Not `multiprocessing.Pool`: its worker-handler thread waits on the result pipe too, and spins
+while a result waits there to be read. On a 5,000-file plog tree that cost the parent ~0.15 s of
+CPU, taken from the workers on a two-core machine. Here the parent's one thread sends each worker
+its tasks over the worker's own pipe and sleeps until a result arrives.
+"""
+
+from __future__ import annotations
+
+import os
+from collections import deque
+from collections.abc import Iterator, Sequence
+from typing import Any, Callable
+
+# Tasks a worker may hold: the next one waits in its pipe, so it does not wait for the parent
+# between two. Only while every worker can still get one: the last tasks go to whichever worker
+# is free first, so that no worker is left with a queued task while another is idle.
+IN_FLIGHT = 2
+
+
+class WorkerDied(RuntimeError):
+    """A worker process ended without a result (killed, or out of memory)."""
+
+
+def run_tasks(
+    function: Callable[[Any], Any],
+    tasks: Sequence[Any],
+    processes: int,
+    initializer: Callable[..., None],
+    initargs: tuple[Any, ...],
+) -> Iterator[Any]:
+    """`function(task)` for every task, in worker processes started with `initializer(*initargs)`.
+    An exception raised by `function` is raised here. Workers end with the iterator, at once if it
+    is left early (an error, Ctrl-C)."""
+    import multiprocessing  # only here: importing it costs every run ~10 ms of start-up
+    from multiprocessing.connection import wait
+
+    context = multiprocessing.get_context("fork" if hasattr(os, "fork") else "spawn")
+    pending = deque(tasks)
+    started: list[tuple[Any, Any]] = []
+    finished = False
+    try:
+        for _ in range(processes):
+            ours, theirs = context.Pipe()
+            arguments = (theirs, function, initializer, initargs)
+            worker = context.Process(target=_serve, args=arguments, daemon=True)
+            worker.start()
+            theirs.close()
+            started.append((ours, worker))
+        held = {ours: 0 for ours, _worker in started}
+        for _ in range(IN_FLIGHT):
+            for ours in held:
+                _dispatch(ours, pending, held)
+        while any(held.values()):
+            for ours in wait([conn for conn, count in held.items() if count]):
+                try:
+                    succeeded, value = ours.recv()
+                except EOFError:
+                    raise WorkerDied("a worker process ended without its result (killed?)") from None
+                if not succeeded:
+                    raise value
+                held[ours] -= 1
+                _dispatch(ours, pending, held)
+                yield value
+        finished = True
+    finally:
+        _stop(started, finished)
+
+
+def _dispatch(ours: Any, pending: deque[Any], held: dict[Any, int]) -> None:
+    """Send the worker the next task, if it holds none, or fewer than IN_FLIGHT while there are
+    tasks enough for every worker."""
+    if pending and (held[ours] == 0 or (held[ours] < IN_FLIGHT and len(pending) >= len(held))):
+        ours.send(pending.popleft())
+        held[ours] += 1
+
+
+def _stop(started: list[tuple[Any, Any]], finished: bool) -> None:
+    """Tell idle workers to end; a run left early ends them at once instead."""
+    for ours, worker in started:
+        if finished:
+            try:
+                ours.send(None)
+            except OSError:
+                worker.terminate()
+        else:
+            worker.terminate()
+        ours.close()
+    for _ours, worker in started:
+        worker.join()
+
+
+def _serve(
+    theirs: Any, function: Callable[[Any], Any], initializer: Callable[..., None], initargs: tuple[Any, ...]
+) -> None:
+    initializer(*initargs)
+    while True:
+        try:
+            task = theirs.recv()
+        except (EOFError, OSError):  # the parent is gone
+            return
+        if task is None:
+            return
+        try:
+            result = (True, function(task))
+        except Exception as exc:  # raised again in the parent, as the caller's own error
+            result = (False, exc)
+        theirs.send(result)
