@@ -13,14 +13,19 @@ from collections import deque
 from collections.abc import Iterator, Sequence
 from typing import Any, Callable
 
+from ascend_doctor.errors import AscendDoctorError
+
 # Tasks a worker may hold: the next one waits in its pipe, so it does not wait for the parent
 # between two. Only while every worker can still get one: the last tasks go to whichever worker
 # is free first, so that no worker is left with a queued task while another is idle.
 IN_FLIGHT = 2
 
 
-class WorkerDied(RuntimeError):
+class WorkerDied(AscendDoctorError):
     """A worker process ended without a result (killed, or out of memory)."""
+
+    def __init__(self) -> None:
+        super().__init__("a worker process ended before it was done (killed? out of memory?); try --jobs 1")
 
 
 def run_tasks(
@@ -57,7 +62,7 @@ def run_tasks(
                 try:
                     succeeded, value = ours.recv()
                 except EOFError:
-                    raise WorkerDied("a worker process ended without its result (killed?)") from None
+                    raise WorkerDied from None
                 if not succeeded:
                     raise value
                 held[ours] -= 1

@@ -7,6 +7,7 @@ import signal
 
 import pytest
 
+from ascend_doctor.errors import AscendDoctorError
 from ascend_doctor.workers import WorkerDied, run_tasks
 
 _started: list[int] = []
@@ -47,8 +48,9 @@ def test_an_error_in_a_task_is_raised_in_the_parent() -> None:
 
 
 def test_a_killed_worker_is_an_error_not_a_hang() -> None:
-    with pytest.raises(WorkerDied):
+    with pytest.raises(WorkerDied, match="out of memory"):
         list(run_tasks(_killed_on_three, list(range(6)), 2, _init, (0,)))
+    assert issubclass(WorkerDied, AscendDoctorError)  # said in one line, exit code 2
 
 
 def test_no_worker_outlives_a_run_left_early() -> None:
