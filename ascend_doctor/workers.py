@@ -28,6 +28,13 @@ class WorkerDied(AscendDoctorError):
         super().__init__("a worker process ended before it was done (killed? out of memory?); try --jobs 1")
 
 
+class RemoteTraceback(Exception):
+    """Where a task failed in its worker: the cause of the error raised again in the parent."""
+
+    def __str__(self) -> str:
+        return f'\n"""\n{self.args[0]}"""'
+
+
 def run_tasks(
     function: Callable[[Any], Any],
     tasks: Sequence[Any],
@@ -48,7 +55,10 @@ def run_tasks(
     try:
         for _ in range(processes):
             ours, theirs = context.Pipe()
-            arguments = (theirs, function, initializer, initargs)
+            # A forked worker also holds the parent's ends of its own pipe and of the pipes made
+            # before it; it closes them, or it would never see the parent die.
+            inherited = [ours, *(conn for conn, _worker in started)]
+            arguments = (theirs, inherited, function, initializer, initargs)
             worker = context.Process(target=_serve, args=arguments, daemon=True)
             worker.start()
             theirs.close()
@@ -60,11 +70,11 @@ def run_tasks(
         while any(held.values()):
             for ours in wait([conn for conn, count in held.items() if count]):
                 try:
-                    succeeded, value = ours.recv()
-                except EOFError:
+                    succeeded, value, where = ours.recv()
+                except (EOFError, OSError):  # OSError: it died with a task still unread
                     raise WorkerDied from None
                 if not succeeded:
-                    raise value
+                    raise value from RemoteTraceback(where)
                 held[ours] -= 1
                 _dispatch(ours, pending, held)
                 yield value
@@ -77,7 +87,10 @@ def _dispatch(ours: Any, pending: deque[Any], held: dict[Any, int]) -> None:
     """Send the worker the next task, if it holds none, or fewer than IN_FLIGHT while there are
     tasks enough for every worker."""
     if pending and (held[ours] == 0 or (held[ours] < IN_FLIGHT and len(pending) >= len(held))):
-        ours.send(pending.popleft())
+        try:
+            ours.send(pending.popleft())
+        except OSError:  # it died after sending its last result
+            raise WorkerDied from None
         held[ours] += 1
 
 
@@ -97,8 +110,14 @@ def _stop(started: list[tuple[Any, Any]], finished: bool) -> None:
 
 
 def _serve(
-    theirs: Any, function: Callable[[Any], Any], initializer: Callable[..., None], initargs: tuple[Any, ...]
+    theirs: Any,
+    inherited: list[Any],
+    function: Callable[[Any], Any],
+    initializer: Callable[..., None],
+    initargs: tuple[Any, ...],
 ) -> None:
+    for conn in inherited:
+        conn.close()
     initializer(*initargs)
     while True:
         try:
@@ -108,7 +127,24 @@ def _serve(
         if task is None:
             return
         try:
-            result = (True, function(task))
+            result = (True, function(task), "")
         except Exception as exc:  # raised again in the parent, as the caller's own error
-            result = (False, exc)
-        theirs.send(result)
+            result = _failure(exc)
+        try:
+            theirs.send(result)
+        except OSError:  # the parent is gone
+            return
+
+
+def _failure(exc: Exception) -> tuple[bool, Exception, str]:
+    """The error and its traceback as they can be sent: an error that cannot be pickled is sent
+    as its text (it would otherwise look like a worker that died)."""
+    import pickle
+    import traceback
+
+    where = traceback.format_exc()
+    try:
+        pickle.dumps(exc)
+    except Exception:
+        return False, RuntimeError(f"{type(exc).__name__}: {exc}"), where
+    return False, exc, where

@@ -4,11 +4,16 @@ from __future__ import annotations
 
 import os
 import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
 
 import pytest
 
 from ascend_doctor.errors import AscendDoctorError
-from ascend_doctor.workers import WorkerDied, run_tasks
+from ascend_doctor.workers import RemoteTraceback, WorkerDied, run_tasks
 
 _started: list[int] = []
 
@@ -33,6 +38,20 @@ def _killed_on_three(task: int) -> int:
     return task
 
 
+class _Unpicklable(Exception):
+    def __reduce__(self) -> Any:
+        raise TypeError("cannot pickle this error")
+
+
+def _unpicklable_error(task: int) -> int:
+    raise _Unpicklable("the handle is gone")
+
+
+def _slow(task: int) -> int:
+    time.sleep(0.05)
+    return task
+
+
 @pytest.mark.parametrize("processes", [1, 2, 3])
 @pytest.mark.parametrize("count", [0, 1, 2, 7, 40])
 def test_every_task_gives_one_result_from_a_worker(processes: int, count: int) -> None:
@@ -42,14 +61,23 @@ def test_every_task_gives_one_result_from_a_worker(processes: int, count: int) -
     assert len({pid for _task, _value, pid in results}) <= processes
 
 
-def test_an_error_in_a_task_is_raised_in_the_parent() -> None:
-    with pytest.raises(ValueError, match="task three is broken"):
+def test_an_error_in_a_task_is_raised_in_the_parent_with_where_it_happened() -> None:
+    with pytest.raises(ValueError, match="task three is broken") as raised:
         list(run_tasks(_fail_on_three, list(range(6)), 2, _init, (0,)))
+    assert isinstance(raised.value.__cause__, RemoteTraceback)
+    assert "_fail_on_three" in str(raised.value.__cause__)  # what --debug shows
 
 
-def test_a_killed_worker_is_an_error_not_a_hang() -> None:
-    with pytest.raises(WorkerDied, match="out of memory"):
-        list(run_tasks(_killed_on_three, list(range(6)), 2, _init, (0,)))
+def test_an_error_that_cannot_be_pickled_is_still_reported_as_itself() -> None:
+    with pytest.raises(RuntimeError, match="_Unpicklable: the handle is gone"):
+        list(run_tasks(_unpicklable_error, [1, 2], 2, _init, (0,)))
+
+
+@pytest.mark.parametrize("tasks", [6, 20])  # with 20, the killed worker has a task waiting unread
+def test_a_killed_worker_is_an_error_not_a_hang(tasks: int) -> None:
+    for _ in range(3):
+        with pytest.raises(WorkerDied, match="out of memory"):
+            list(run_tasks(_killed_on_three, list(range(tasks)), 2, _init, (0,)))
     assert issubclass(WorkerDied, AscendDoctorError)  # said in one line, exit code 2
 
 
@@ -61,3 +89,31 @@ def test_no_worker_outlives_a_run_left_early() -> None:
     assert len(multiprocessing.active_children()) == 2
     results.close()  # as an error or Ctrl-C in the caller's loop would
     assert multiprocessing.active_children() == []
+
+
+def test_workers_end_when_the_parent_is_killed(tmp_path: Path) -> None:
+    script = f"""
+import os, sys
+sys.path.insert(0, {str(Path(__file__).parent.parent)!r})
+from tests.test_workers import _init, _slow
+from ascend_doctor.workers import run_tasks
+results = run_tasks(_slow, list(range(400)), 2, _init, (0,))
+next(results)
+print(*(child.pid for child in __import__("multiprocessing").active_children()), flush=True)
+os.kill(os.getpid(), 9)
+"""
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=60)
+    workers = [int(pid) for pid in done.stdout.split()]
+    assert len(workers) == 2
+    deadline = time.monotonic() + 10
+    while any(_alive(pid) for pid in workers) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not any(_alive(pid) for pid in workers)
+
+
+def _alive(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/stat") as stat:
+            return stat.read().split()[2] != "Z"
+    except FileNotFoundError:
+        return False
