@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import pickle
 import sys
@@ -128,10 +129,13 @@ def cache_dir() -> str:
 def read_cache(kind: str, key: str) -> Any:
     """The object cached for `key` by this version of the tool and Python, or None."""
     full = _full_key(key)
-    stored = _read_pickle(_cache_file(kind, full))
-    if isinstance(stored, tuple) and len(stored) == 2 and stored[0] == full:
-        return stored[1]
-    return None
+    path = _cache_file(kind, full)
+    stored = _read_pickle(path)
+    if not (isinstance(stored, tuple) and len(stored) == 2 and stored[0] == full):
+        return None
+    with contextlib.suppress(OSError):  # a read-only cache is still read
+        os.utime(path)  # pruning keeps the files used last, not those written last
+    return stored[1]
 
 
 def write_cache(kind: str, key: str, value: Any) -> None:
@@ -143,7 +147,7 @@ def write_cache(kind: str, key: str, value: Any) -> None:
 
 
 def _prune(kind: str, kept: str) -> None:
-    """Remove all but the newest KEEP_PER_KIND files of a kind, and never `kept`. Every edit of a
+    """Remove all but the KEEP_PER_KIND files of a kind used last, and never `kept`. Every edit of a
     rule file, upgrade or new Python writes a new file (~400 KB for the rules); nothing else
     would ever remove the old ones."""
     try:

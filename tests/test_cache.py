@@ -57,7 +57,7 @@ def test_a_corrupt_cache_is_rebuilt(tmp_path: Path, monkeypatch: pytest.MonkeyPa
     assert written[0].read_bytes() != b"\x80\x05not a pickle"  # and written again
 
 
-def test_old_cache_files_are_removed(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_the_cache_files_used_last_are_kept(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
     cache = Path(rulebase.cache_dir())
     cache.mkdir()
@@ -65,10 +65,16 @@ def test_old_cache_files_are_removed(tmp_path: Path, monkeypatch: pytest.MonkeyP
     for age, path in enumerate(old):
         path.write_bytes(b"")
         os.utime(path, ns=(10**18 - age * 10**12,) * 2)  # old[0] the newest
+    write_cache("rules", "rule files used today", ["used"])
+    used = set(cache.iterdir()) - set(old)
+    for path in used:
+        os.utime(path, ns=(10**17,) * 2)  # written long ago, older than all the others
+    assert read_cache("rules", "rule files used today") == ["used"]
     (cache / "matcher-0.pickle").write_bytes(b"")
     write_cache("rules", "new rule files", ["new"])
-    rules = sorted(path.name for path in cache.iterdir() if path.name.startswith("rules-"))
+    rules = {path.name for path in cache.iterdir() if path.name.startswith("rules-")}
     assert len(rules) == rulebase.KEEP_PER_KIND
-    assert {path.name for path in old[: rulebase.KEEP_PER_KIND - 1]} < set(rules)
+    assert {path.name for path in used} | {path.name for path in old[: rulebase.KEEP_PER_KIND - 2]} < rules
     assert read_cache("rules", "new rule files") == ["new"]
+    assert read_cache("rules", "rule files used today") == ["used"]
     assert (cache / "matcher-0.pickle").exists()  # other kinds are pruned on their own writes
