@@ -118,7 +118,11 @@ def _serve(
 ) -> None:
     for conn in inherited:
         conn.close()
-    initializer(*initargs)
+    broken = None
+    try:
+        initializer(*initargs)
+    except Exception as exc:  # every task fails with it, so the parent raises it (not WorkerDied)
+        broken = _failure(exc)
     while True:
         try:
             task = theirs.recv()
@@ -127,7 +131,7 @@ def _serve(
         if task is None:
             return
         try:
-            result = (True, function(task), "")
+            result = broken or (True, function(task), "")
         except Exception as exc:  # raised again in the parent, as the caller's own error
             result = _failure(exc)
         try:

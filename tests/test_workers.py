@@ -22,6 +22,10 @@ def _init(offset: int) -> None:
     _started.append(offset)
 
 
+def _broken_init(offset: int) -> None:
+    raise OSError(f"cannot load the rules ({offset})")
+
+
 def _square_plus_offset(task: int) -> tuple[int, int, int]:
     return task, task * task + _started[0], os.getpid()
 
@@ -66,6 +70,11 @@ def test_an_error_in_a_task_is_raised_in_the_parent_with_where_it_happened() -> 
         list(run_tasks(_fail_on_three, list(range(6)), 2, _init, (0,)))
     assert isinstance(raised.value.__cause__, RemoteTraceback)
     assert "_fail_on_three" in str(raised.value.__cause__)  # what --debug shows
+
+
+def test_an_error_starting_a_worker_is_raised_in_the_parent() -> None:
+    with pytest.raises(OSError, match=r"cannot load the rules \(7\)"):
+        list(run_tasks(_square_plus_offset, list(range(6)), 2, _broken_init, (7,)))
 
 
 def test_an_error_that_cannot_be_pickled_is_still_reported_as_itself() -> None:
