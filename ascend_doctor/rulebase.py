@@ -6,6 +6,7 @@ import contextlib
 import os
 import pickle
 import sys
+import time
 import zlib
 from collections.abc import Iterable, Sequence
 from typing import Any, NamedTuple
@@ -19,6 +20,7 @@ CACHE_FORMAT = 4
 
 # Cache files kept per kind (rules, matcher, prefilter): rule sets, versions and Pythons in use.
 KEEP_PER_KIND = 8
+STALE_TEMPORARY_NS = 3600 * 10**9  # a write takes milliseconds: an hour-old temporary is abandoned
 
 RULE_SUFFIXES = (".yaml", ".yml")
 MAX_RULE_FILE = 4 * 1024 * 1024
@@ -149,18 +151,23 @@ def write_cache(kind: str, key: str, value: Any) -> None:
 def _prune(kind: str, kept: str) -> None:
     """Remove all but the KEEP_PER_KIND files of a kind used last, and never `kept`. Every edit of a
     rule file, upgrade or new Python writes a new file (~400 KB for the rules); nothing else
-    would ever remove the old ones."""
+    would ever remove the old ones. Also the temporary files of writers killed mid-write."""
     try:
         with os.scandir(os.path.dirname(kept)) as entries:
             found = [
-                (entry.stat().st_mtime_ns, entry.path)
+                (entry.stat().st_mtime_ns, entry.name, entry.path)
                 for entry in entries
-                if entry.name.startswith(f"{kind}-") and entry.name.endswith(".pickle") and entry.path != kept
+                if entry.name.startswith(f"{kind}-") and entry.path != kept
             ]
-        for _mtime, path in sorted(found, reverse=True)[KEEP_PER_KIND - 1 :]:
-            os.unlink(path)
     except OSError:
-        return  # another process pruned it first, or the directory is read-only
+        return  # another process is pruning it, or the directory cannot be listed
+    cached = sorted((mtime, path) for mtime, name, path in found if name.endswith(".pickle"))
+    abandoned = time.time_ns() - STALE_TEMPORARY_NS
+    removed = [path for _mtime, path in cached[: max(0, len(cached) - KEEP_PER_KIND + 1)]]
+    removed += [path for mtime, name, path in found if name.endswith(".tmp") and mtime < abandoned]
+    for path in removed:
+        with contextlib.suppress(OSError):  # another process removed it first
+            os.unlink(path)
 
 
 def _full_key(key: str) -> str:

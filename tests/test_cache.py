@@ -78,3 +78,16 @@ def test_the_cache_files_used_last_are_kept(tmp_path: Path, monkeypatch: pytest.
     assert read_cache("rules", "new rule files") == ["new"]
     assert read_cache("rules", "rule files used today") == ["used"]
     assert (cache / "matcher-0.pickle").exists()  # other kinds are pruned on their own writes
+
+
+def test_temporaries_of_killed_writers_are_removed(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    cache = Path(rulebase.cache_dir())
+    cache.mkdir()
+    abandoned, writing = cache / "rules-0.111.tmp", cache / "rules-1.222.tmp"
+    for path in (abandoned, writing):
+        path.write_bytes(b"half a pickle")
+    os.utime(abandoned, ns=(10**18,) * 2)
+    write_cache("rules", "rule files", ["rules"])
+    assert not abandoned.exists()
+    assert writing.exists()  # another process may still be writing it
