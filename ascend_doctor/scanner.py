@@ -80,30 +80,30 @@ class StreamScanner:
             cut = buffer.rfind(b"\n", 0, filled)
             if cut < 0:
                 if filled > MAX_LINE:  # the part of an over-long line read so far; a tail is kept
-                    self._block(buffer, view, filled, newlines)  # so that no literal is cut
+                    self._block(buffer, filled, newlines)  # so that no literal is cut
                     buffer.move(0, filled - WINDOW_OVERLAP, WINDOW_OVERLAP)
                     filled = WINDOW_OVERLAP
                 continue
-            newlines += self._block(buffer, view, cut + 1, newlines)
+            newlines += self._block(buffer, cut + 1, newlines)
             filled -= cut + 1
             buffer.move(0, cut + 1, filled)
         self.result.size += len(first)
         if filled:
             ended = buffer[filled - 1] == ord("\n")
-            newlines += self._block(buffer, view, filled, newlines) + (0 if ended else 1)
+            newlines += self._block(buffer, filled, newlines) + (0 if ended else 1)
         view.release()
         self.result.lines = newlines
         return self.result
 
-    def _block(self, buffer: mmap.mmap, view: memoryview, end: int, newlines: int) -> int:
+    def _block(self, buffer: mmap.mmap, end: int, newlines: int) -> int:
         """Match the candidate lines of buffer[:end], whose first line is line `newlines + 1`;
         return the number of line ends in it (counted on the way, once). The block is copied out
         of the buffer with its colour codes removed (they hold no line end) and freed on return,
         so one block at a time is alive: with two, glibc gave each new block fresh pages, and page
         faults were 10-20% of a big scan (see Matcher.block_done)."""
         if buffer.find(b"\x1b", 0, end) < 0:
-            return self._lines_of(bytes(view[:end]), newlines)
-        return self._lines_of(events.ANSI_BYTES.sub(b"", view[:end]), newlines)
+            return self._lines_of(buffer[:end], newlines)
+        return self._lines_of(events.ANSI_BYTES.sub(b"", memoryview(buffer)[:end]), newlines)
 
     def _lines_of(self, block: bytes, newlines: int) -> int:
         counted_to = 0
