@@ -12,7 +12,15 @@ import click
 from ascend_doctor import __version__
 from ascend_doctor.config import DIAGNOSE_ENVIRONMENT, LANGUAGES, stdin_is_terminal
 from ascend_doctor.render import RENDERERS
-from ascend_doctor.run import DEFAULTS, ENGINES, FAIL_ON, DiagnoseRequest, failure_code, run_diagnose
+from ascend_doctor.run import (
+    DEFAULTS,
+    ENGINES,
+    FAIL_ON,
+    MAX_JOBS,
+    DiagnoseRequest,
+    failure_code,
+    run_diagnose,
+)
 from ascend_doctor.sources import STDIN
 
 DEBUG_KEY = "ascend_doctor.debug"
@@ -130,7 +138,7 @@ def cli() -> None:
 @click.option(
     "-j",
     "--jobs",
-    type=click.IntRange(1, 64),
+    type=click.IntRange(1, MAX_JOBS),
     default=None,
     help="Worker processes for many files, or for a log over 64 MB scanned in parts (default: CPU count).",
 )

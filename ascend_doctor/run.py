@@ -33,6 +33,7 @@ from ascend_doctor.sources import STDIN
 
 FAIL_ON = ("error", "warning", "info", "never")
 ENGINES = ("auto", "python", "hyperscan")
+MAX_JOBS = 64
 MAX_SKIP_NOTICES = 20
 STEP_SUMMARY_LIMIT = 1024 * 1024  # GitHub drops a step's job summary above 1 MiB
 

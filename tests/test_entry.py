@@ -1,4 +1,4 @@
-"""`ascend-doctor [diagnose] PATH...` skips click for start-up: it must answer exactly as the click
+"""A plain diagnosis skips click for start-up (see quick_args): it must answer exactly as the click
 command does, and hand everything it does not fully understand to click."""
 
 from __future__ import annotations
@@ -7,11 +7,17 @@ import os
 import subprocess
 import sys
 from pathlib import Path
+from unittest import mock
 
+import click
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
+from ascend_doctor import cli as cli_module
 from ascend_doctor.cli import app
-from ascend_doctor.entry import COMMANDS, plain_paths
+from ascend_doctor.quick_args import COMMANDS, FLAGS, VALUED, quick_request
+from ascend_doctor.run import DiagnoseRequest
 from tests.conftest import FIXTURES
 
 ENTRY = (sys.executable, "-m", "ascend_doctor")
@@ -23,15 +29,31 @@ SETTINGS = ("ASCEND_DOCTOR_FORMAT", "ASCEND_DOCTOR_FAIL_ON", "GITHUB_ACTIONS")
 @pytest.mark.parametrize(
     ("args", "paths"),
     [
-        (["train.log"], ["train.log"]),
-        (["diagnose", "a.log", "plog/"], ["a.log", "plog/"]),
-        (["-"], ["-"]),
-        (["diagnose"], []),
-        (["logs/diagnose"], ["logs/diagnose"]),
+        (["train.log"], ("train.log",)),
+        (["diagnose", "a.log", "plog/"], ("a.log", "plog/")),
+        (["-"], ("-",)),
+        (["diagnose"], ()),
+        (["logs/diagnose"], ("logs/diagnose",)),
     ],
 )
-def test_plain_paths_are_diagnosed_directly(args: list[str], paths: list[str]) -> None:
-    assert plain_paths(args, {}) == paths
+def test_plain_paths_are_diagnosed_directly(args: list[str], paths: tuple[str, ...]) -> None:
+    assert quick_request(args, {}) == DiagnoseRequest(paths=paths)
+
+
+COMMON_LINES = [
+    ["train.log", "--format", "json"],
+    ["diagnose", "-f", "sarif", "-o", "ascend.sarif", "--exit-zero", "train.log"],
+    ["--format=markdown", "--fail-on", "warning", "a.log", "plog/"],
+    ["--engine", "python", "-j", "2", "--no-color", "train.log"],
+    ["-", "--stdin-name", "job 42", "--lang", "zh", "--rules", "mine", "--rules=theirs"],
+]
+
+
+@pytest.mark.parametrize("args", COMMON_LINES)
+def test_common_options_are_read_without_click(args: list[str]) -> None:
+    request = quick_request(args, {})
+    assert request is not None and request != DiagnoseRequest(paths=request.paths)
+    assert request == _click_request(args)
 
 
 @pytest.mark.parametrize(
@@ -39,18 +61,23 @@ def test_plain_paths_are_diagnosed_directly(args: list[str], paths: list[str]) -
     [
         [],
         ["--help"],
-        ["-h"],
+        ["train.log", "-h"],
         ["--version"],
-        ["train.log", "--format", "json"],
-        ["diagnose", "-f", "sarif", "train.log"],
         ["diagnose", "--", "-odd-name.log"],
         ["-odd-name.log"],
+        ["-fjson", "train.log"],
+        ["train.log", "--format", "yaml"],
+        ["train.log", "--jobs", "0"],
+        ["train.log", "--format", "json", "--format", "text"],
+        ["train.log", "--color", "--no-color"],
+        ["train.log", "--exit-zero=yes"],
+        ["train.log", "--output"],
         ["explain", "EL0004"],
         ["rules", "list"],
     ],
 )
-def test_options_and_other_commands_go_to_click(args: list[str]) -> None:
-    assert plain_paths(args, {}) is None
+def test_everything_else_goes_to_click(args: list[str]) -> None:
+    assert quick_request(args, {}) is None
 
 
 def test_every_click_command_is_known_to_the_entry_point() -> None:
@@ -60,7 +87,55 @@ def test_every_click_command_is_known_to_the_entry_point() -> None:
 
 @pytest.mark.parametrize("name", ["ASCEND_DOCTOR_FORMAT", "ASCEND_DOCTOR_FAIL_ON", "_ASCEND_DOCTOR_COMPLETE"])
 def test_options_set_in_the_environment_go_to_click(name: str) -> None:
-    assert plain_paths(["train.log"], {name: "json"}) is None
+    assert quick_request(["train.log"], {name: "json"}) is None
+
+
+def _click_request(args: list[str]) -> DiagnoseRequest | None:
+    """The request the click command builds from `args`, or None when it refuses them."""
+    seen: list[DiagnoseRequest] = []
+    with mock.patch.object(cli_module, "run_diagnose", lambda request: seen.append(request) or 0):
+        try:
+            cli_module.cli.main(args=list(args), prog_name="ascend-doctor", standalone_mode=False)
+        except click.ClickException:
+            return None
+        except SystemExit:
+            pass
+    return seen[0] if seen else None
+
+
+# Pieces of command lines: what the quick reader takes, and what it must leave to click.
+PIECES = [
+    *([path] for path in ("a.log", "-", "", "diagnose", "x=y.log", "-odd.log", "logs/")),
+    ["--format", "json"], ["--format=sarif"], ["-f", "text"], ["--format", "yaml"], ["--format"],
+    ["-o", "out.json"], ["-o", "-"], ["--output=r.txt"], ["--output", "--debug"], ["-o=x"],
+    ["--rules", "mine"], ["--rules=r2"], ["--rules"], ["--lang", "zh"], ["--lang", "fr"],
+    ["--fail-on", "warning"], ["--fail-on=never"], ["--stdin-name", "job"], ["--stdin-name="],
+    ["--engine", "python"], ["--engine=hyperscan"], ["--engine", "Python"],
+    ["--jobs", "2"], ["-j", "64"], ["--jobs=007"], ["--jobs", "0"], ["--jobs", "65"],
+    ["-j", "\u0663"], ["--jobs", " 2"], ["-j2"],
+    ["--exit-zero"], ["--exit-zero=1"], ["--color"], ["--no-color"], ["--no-cache"], ["--debug"],
+    ["--"], ["--help"], ["-h"], ["--version"], ["-fjson"], ["--out", "x"], ["explain"], ["rules"],
+]  # fmt: skip
+
+
+def test_the_pieces_try_every_option_the_quick_reader_knows() -> None:
+    spellings = {arg.partition("=")[0] for piece in PIECES for arg in piece}
+    assert set(VALUED) | set(FLAGS) <= spellings
+
+
+def test_the_quick_reader_knows_only_options_of_the_click_command() -> None:
+    command = cli_module.cli.commands["diagnose"]
+    click_spellings = {name for param in command.params for name in [*param.opts, *param.secondary_opts]}
+    assert set(VALUED) | set(FLAGS) <= click_spellings
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.lists(st.sampled_from(PIECES), max_size=6))
+def test_what_the_quick_reader_takes_is_what_click_builds(pieces: list[list[str]]) -> None:
+    args = [arg for piece in pieces for arg in piece]
+    request = quick_request(args, {})
+    if request is not None:
+        assert request == _click_request(args), args
 
 
 def _environment() -> dict[str, str]:
@@ -92,6 +167,12 @@ def _cases(tmp_path: Path) -> list[tuple[list[str], bytes]]:
         (["diagnose"], fixture.read_bytes()),
         (["diagnose", "diagnose"], b""),
         ([""], b""),
+        ([str(fixture), "--format", "json"], b""),
+        (["--format=sarif", "--exit-zero", str(fixture)], b""),
+        (["-", "--fail-on", "never", "--stdin-name", "job 7", "-f", "markdown"], fixture.read_bytes()),
+        (["--engine", "python", "-j", "2", "--no-color", "--lang", "zh", str(fixture)], b""),
+        (["--rules", "no-such-dir", str(fixture)], b""),
+        (["-o", "report.txt", str(fixture)], b""),
     ]
 
 
@@ -119,7 +200,12 @@ def test_a_plain_diagnosis_does_not_import_click(tmp_path: Path) -> None:
         "finally:\n"
         "    sys.stderr.write('click imported: %s' % ('click' in sys.modules))\n"
     )
-    for args, imported in (([str(fixture)], False), (["--format", "json", str(fixture)], True)):
+    lines = [
+        ([str(fixture)], False),
+        (["--format", "json", str(fixture)], False),
+        (["-fjson", str(fixture)], True),
+    ]
+    for args, imported in lines:
         done = subprocess.run(
             [sys.executable, "-c", probe, *args], capture_output=True, text=True, env=_environment()
         )
