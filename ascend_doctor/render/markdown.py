@@ -7,8 +7,7 @@ backtick run inside, and everything else is escaped so it cannot open Markdown o
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
-from typing import TextIO
+from typing import NamedTuple, TextIO
 
 from ascend_doctor.model import Finding, InputRecord, Report
 from ascend_doctor.render.advice import evidence_line, export_line, labels
@@ -20,8 +19,7 @@ _BACKTICKS = re.compile(r"`+")
 _NEWLINES = re.compile(r"[\r\n]+")
 
 
-@dataclass(frozen=True)
-class Budget:
+class Budget(NamedTuple):
     """How much evidence and how many input rows to show; None means all."""
 
     evidence_lines: int | None = None
