@@ -127,9 +127,13 @@ def export_patterns() -> dict[str, Path]:
     return files
 
 
+# What the `ascend-doctor` console script runs (`python -m` would add runpy's imports).
+ENTRY = [sys.executable, "-c", "from ascend_doctor.entry import main; main()"]
+
+
 def doctor(path: Path, engine: str, jobs: int) -> list[str]:
     return [
-        sys.executable, "-m", "ascend_doctor", "diagnose", str(path), "--engine", engine,
+        *ENTRY, "diagnose", str(path), "--engine", engine,
         "--jobs", str(jobs), "--format", "json", "--output", os.devnull, "--exit-zero",
     ]  # fmt: skip
 
@@ -144,13 +148,12 @@ def baselines(path: Path, pats: dict[str, Path], jobs: int, repeat: int) -> tupl
 def startup(repeat: int) -> dict[str, tuple[float, float]]:
     """(best, median) milliseconds to diagnose a 10-line log with the rule cache warm: as typed
     most often (`ascend-doctor LOG`), as a CI step types it (a SARIF report to a file, exit 0),
-    and the bare interpreter. Runs what the console script runs, from the same package the rows
-    above time, without `python -m`'s runpy. The three are interleaved, so a slow minute of a
-    shared machine weighs on each alike."""
+    and the bare interpreter. The three are interleaved, so a slow minute of a shared machine
+    weighs on each alike."""
     small = DATA / "ten-lines.log"
     lines = [f"step {i}: loss 2.{i}" for i in range(9)] + ["EL0004: Failed to allocate memory"]
     small.write_text("\n".join(lines) + "\n")
-    plain = [sys.executable, "-c", "from ascend_doctor.entry import main; main()", str(small)]
+    plain = [*ENTRY, str(small)]
     ci_step = ["--format", "sarif", "-o", os.devnull, "--exit-zero"]
     commands = {
         "ascend-doctor LOG": plain,
