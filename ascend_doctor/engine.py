@@ -15,7 +15,6 @@ from ascend_doctor.ranking import rank, waited_for
 from ascend_doctor.rulebase import RuleBase
 from ascend_doctor.scanner import ScanResult, StreamScanner, long_lines_note
 from ascend_doctor.sources import InputItem, expand, open_input
-from ascend_doctor.workers import run_tasks
 
 PARALLEL_MIN_BYTES = 16 * 1024 * 1024
 
@@ -137,6 +136,8 @@ def _scan_parallel(
     """Inputs and parts across worker processes, largest first (a big one last would leave a
     core idle); results are put back in input order, so the report does not depend on which
     worker ran what."""
+    from ascend_doctor.workers import run_tasks  # only here: a scan in one process needs none of it
+
     jobs = sorted(jobs, key=lambda job: -_job_size(job))
     size = _chunk(len(jobs), options.jobs)
     chunks = [jobs[start : start + size] for start in range(0, len(jobs), size)]
@@ -187,8 +188,9 @@ def _job_size(job: _Job) -> int:
 
 def _parallel_jobs(items: Sequence[InputItem], options: ScanOptions) -> list[_Job] | None:
     """The jobs for worker processes, or None when one process is the better choice: one job,
-    stdin (it cannot be shared), or too little to read to pay for starting workers."""
-    if options.jobs < 2 or any(item.is_stdin for item in items):
+    stdin (it cannot be shared), or too little to read to pay for starting workers; or the only
+    one, where workers cannot be forked (Windows)."""
+    if options.jobs < 2 or not hasattr(os, "fork") or any(item.is_stdin for item in items):
         return None
     if sum(_size(item) for item in items) < PARALLEL_MIN_BYTES:
         return None

@@ -14,6 +14,7 @@ import pytest
 
 from ascend_doctor.errors import AscendDoctorError
 from ascend_doctor.workers import RemoteTraceback, WorkerDied, run_tasks
+from tests.processes import children
 
 _started: list[int] = []
 
@@ -91,24 +92,38 @@ def test_a_killed_worker_is_an_error_not_a_hang(tasks: int) -> None:
 
 
 def test_no_worker_outlives_a_run_left_early() -> None:
-    import multiprocessing
-
     results = run_tasks(_square_plus_offset, list(range(50)), 2, _init, (0,))
     next(results)
-    assert len(multiprocessing.active_children()) == 2
+    assert len(children(os.getpid())) == 2
     results.close()  # as an error or Ctrl-C in the caller's loop would
-    assert multiprocessing.active_children() == []
+    assert children(os.getpid()) == []  # ended and waited for: not even a zombie is left
+
+
+def _first_quick_then_stuck(task: int) -> int:
+    if task:
+        time.sleep(600)  # a worker deep in a huge file
+    return task
+
+
+def test_a_run_left_early_does_not_wait_for_busy_workers() -> None:
+    results = run_tasks(_first_quick_then_stuck, list(range(4)), 2, _init, (0,))
+    assert next(results) == 0
+    started = time.monotonic()
+    results.close()  # Ctrl-C: the workers are stopped, not waited for
+    assert time.monotonic() - started < 10
+    assert children(os.getpid()) == []
 
 
 def test_workers_end_when_the_parent_is_killed(tmp_path: Path) -> None:
     script = f"""
 import os, sys
 sys.path.insert(0, {str(Path(__file__).parent.parent)!r})
+from tests.processes import children
 from tests.test_workers import _init, _slow
 from ascend_doctor.workers import run_tasks
 results = run_tasks(_slow, list(range(400)), 2, _init, (0,))
 next(results)
-print(*(child.pid for child in __import__("multiprocessing").active_children()), flush=True)
+print(*children(os.getpid()), flush=True)
 os.kill(os.getpid(), 9)
 """
     done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=60)
