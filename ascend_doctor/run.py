@@ -1,8 +1,8 @@
 """One diagnosis, from a request to an exit code, without click.
 
-The click command parses flags into a `DiagnoseRequest` and calls `run_diagnose`. A plain
-`ascend-doctor [diagnose] PATH...` skips click entirely (see `entry`): importing it is about a
-quarter of the start-up of a small diagnosis.
+The click command parses flags into a `DiagnoseRequest` and calls `run_diagnose`. A plain command
+line (paths and the common options, see `quick_args`) skips click entirely: importing it is about
+a third of the start-up of a small diagnosis.
 """
 
 from __future__ import annotations
