@@ -5,7 +5,8 @@ one 100 MB line, and a plog directory, with shared/bench/gen_logs.py (or --gen P
 loaded rule base's own regexes for rg and grep (bench/patterns.py says how), then times, on the
 same files in the same run, `rg -c -f`, `LC_ALL=C grep -c -E -f` and `ascend-doctor diagnose`
 with each engine. Prints a Markdown table (MB/s, the ratio to rg and grep, peak RSS), then the start-up.
-Throughput is by wall-clock time, best of --repeat runs; peak RSS is the largest process's.
+Throughput is by wall-clock time, best of --repeat rounds that run rg, grep and ascend-doctor in turn
+(a slow minute of a shared machine weighs on all alike); peak RSS is the largest process's.
 Inputs that two processes can share (a directory, a file big enough to scan in parts) are also
 timed with --jobs 2, against `rg -j2`.
 """
@@ -62,9 +63,14 @@ def run(command: list[str], env: dict[str, str] | None = None) -> Timing:
     return Timing(elapsed, usage.ru_maxrss / 1024)
 
 
-def best(command: list[str], repeat: int, env: dict[str, str] | None = None) -> Timing:
-    runs = [run(command, env) for _ in range(repeat)]
-    return Timing(min(r.seconds for r in runs), max(r.peak_mb for r in runs))
+def best_interleaved(commands: list[tuple[list[str], dict[str, str] | None]], repeat: int) -> list[Timing]:
+    """Each command's best time (and largest peak RSS) of `repeat` rounds that run every command
+    once: a slow minute of a shared machine then weighs on rg, grep and ascend-doctor alike."""
+    runs: list[list[Timing]] = [[] for _ in commands]
+    for _ in range(repeat):
+        for timings, (command, env) in zip(runs, commands):
+            timings.append(run(command, env))
+    return [Timing(min(t.seconds for t in each), max(t.peak_mb for t in each)) for each in runs]
 
 
 def size_of(path: Path) -> int:
@@ -138,11 +144,11 @@ def doctor(path: Path, engine: str, jobs: int) -> list[str]:
     ]  # fmt: skip
 
 
-def baselines(path: Path, pats: dict[str, Path], jobs: int, repeat: int) -> tuple[Timing, Timing]:
+def baselines(path: Path, pats: dict[str, Path], jobs: int) -> list[tuple[list[str], dict[str, str] | None]]:
+    """rg (with `jobs` threads) and grep, each with its environment."""
     rg = ["rg", "-c", "--no-messages", "-j", str(jobs), "-f", str(pats["rust"]), str(path)]
     grep = ["grep", "-c", "-E", "-f", str(pats["ere"]), *(["-r"] if path.is_dir() else []), str(path)]
-    env = {**os.environ, "LC_ALL": "C"}
-    return best(rg, repeat), best(grep, repeat, env)
+    return [(rg, None), (grep, {**os.environ, "LC_ALL": "C"})]
 
 
 def startup(repeat: int) -> dict[str, tuple[float, float]]:
@@ -180,14 +186,15 @@ def measure(inputs: dict[str, Path], engines: list[str], repeat: int) -> list[li
     for name, path in inputs.items():
         size = size_of(path) / MB
         for jobs in (1, 2) if splits(path) else (1,):
-            rg, grep = baselines(path, pats, jobs, repeat)
+            commands = baselines(path, pats, jobs) + [
+                (doctor(path, engine, jobs), None) for engine in engines
+            ]
+            rg, grep, *ours = best_interleaved(commands, repeat)
             rows.append([name, "rg" if jobs == 1 else "rg -j2", "", *_cells(size, rg, rg, grep)])
             rows.append([name, "grep", "", *_cells(size, grep, rg, grep)])
-            for engine in engines:
-                timing = best(doctor(path, engine, jobs), repeat)
+            for engine, timing in zip(engines, ours):
                 print(f"{name} {engine} jobs={jobs}: {timing.seconds:.2f} s", file=sys.stderr)
-                cells = _cells(size, timing, rg, grep)
-                rows.append([name, f"ascend-doctor {engine}", str(jobs), *cells])
+                rows.append([name, f"ascend-doctor {engine}", str(jobs), *_cells(size, timing, rg, grep)])
     return rows
 
 
