@@ -140,7 +140,8 @@ def cli() -> None:
     "--jobs",
     type=click.IntRange(1, MAX_JOBS),
     default=None,
-    help="Worker processes for many files, or for a log over 64 MB scanned in parts (default: CPU count).",
+    help="Worker processes for many files, or for a log over 64 MB scanned in parts (default: CPU count; "
+    "one where the system cannot fork).",
 )
 @click.option("--no-cache", is_flag=True, help="Do not use the compiled rule cache.")
 @click.option("--debug", is_flag=True, help="Show tracebacks for internal errors.")

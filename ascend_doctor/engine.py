@@ -187,9 +187,9 @@ def _job_size(job: _Job) -> int:
 
 
 def _parallel_jobs(items: Sequence[InputItem], options: ScanOptions) -> list[_Job] | None:
-    """The jobs for worker processes, or None when one process is the better choice: one job,
-    stdin (it cannot be shared), or too little to read to pay for starting workers; or the only
-    one, where workers cannot be forked (Windows)."""
+    """The jobs for worker processes, or None when one process is the better choice (one job,
+    stdin, which cannot be shared, or too little to read to pay for starting workers) or the only
+    one (no `os.fork`: Windows)."""
     if options.jobs < 2 or not hasattr(os, "fork") or any(item.is_stdin for item in items):
         return None
     if sum(_size(item) for item in items) < PARALLEL_MIN_BYTES:

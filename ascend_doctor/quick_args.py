@@ -27,7 +27,9 @@ def _choice(choices: Sequence[str]) -> Callable[[str], str | None]:
 
 
 def _jobs(value: str) -> int | None:
-    return int(value) if value.isascii() and value.isdigit() and 1 <= int(value) <= MAX_JOBS else None
+    if not (value.isascii() and value.isdigit() and len(value) <= 4):  # int() refuses 4,300 digits
+        return None
+    return int(value) if 1 <= int(value) <= MAX_JOBS else None
 
 
 # Option spelling -> (DiagnoseRequest field, reader of its value: None for a value click refuses).

@@ -3,8 +3,10 @@
 Not `multiprocessing`: importing it takes ~30 ms, a tenth of a 100 MB log's scan on two cores, and
 its Pool's worker-handler thread spins while a result waits in its pipe (on a 5,000-file plog tree
 that cost the parent ~0.15 s of CPU, taken from the workers on a two-core machine). Here each worker
-is forked with the parent's loaded state (nothing is pickled to start it), gets its tasks over its
-own pipe, and sends each result over another; the parent sleeps in `select` until one arrives.
+is forked with the parent's loaded state, the tasks included: over its own pipe it is only told
+which task to run next (a few bytes, so the parent never blocks sending while a worker blocks
+sending a big result), and it sends each result over another; the parent sleeps in `poll` until
+one arrives.
 Needs `os.fork` (Linux, macOS): the engine runs one process where there is none.
 """
 
@@ -16,6 +18,7 @@ import select
 import signal
 from collections import deque
 from collections.abc import Iterator, Sequence
+from contextlib import suppress
 from typing import Any, Callable, NamedTuple
 
 from ascend_doctor.errors import AscendDoctorError
@@ -43,7 +46,7 @@ class RemoteTraceback(Exception):
 
 class _Worker(NamedTuple):
     pid: int
-    tasks: int  # the parent's end of the pipe the worker reads its tasks from
+    tasks: int  # the parent's end of the pipe the worker reads the numbers of its tasks from
     results: int  # the parent's end of the pipe the worker writes its results to
 
 
@@ -57,12 +60,12 @@ def run_tasks(
     """`function(task)` for every task, in worker processes started with `initializer(*initargs)`.
     An exception raised by `function` is raised here. Workers end with the iterator, at once if it
     is left early (an error, Ctrl-C)."""
-    pending = deque(tasks)
+    pending = deque(range(len(tasks)))
     started: list[_Worker] = []
     finished = False
     try:
         for _ in range(processes):
-            started.append(_start(started, function, initializer, initargs))
+            started.append(_start(started, function, tasks, initializer, initargs))
         held = {worker.results: 0 for worker in started}
         by_results = {worker.results: worker for worker in started}
         for _ in range(IN_FLIGHT):
@@ -84,6 +87,7 @@ def run_tasks(
 def _start(
     started: list[_Worker],
     function: Callable[[Any], Any],
+    tasks: Sequence[Any],
     initializer: Callable[..., None],
     initargs: tuple[Any, ...],
 ) -> _Worker:
@@ -100,15 +104,15 @@ def _start(
         # held them would never see the parent die (its task pipe would never reach its end).
         for fd in [task_write, result_read, *(fd for worker in started for fd in worker[1:])]:
             os.close(fd)
-        _serve(task_read, result_write, function, initializer, initargs)
+        _serve(task_read, result_write, function, tasks, initializer, initargs)
         code = 0
     finally:
         os._exit(code)  # never return into the parent's code, its `finally` blocks and exit handlers
 
 
-def _dispatch(worker: _Worker, pending: deque[Any], held: dict[int, int]) -> None:
-    """Send the worker the next task, if it holds none, or fewer than IN_FLIGHT while there are
-    tasks enough for every worker."""
+def _dispatch(worker: _Worker, pending: deque[int], held: dict[int, int]) -> None:
+    """Send the worker the number of the next task, if it holds none, or fewer than IN_FLIGHT
+    while there are tasks enough for every worker."""
     count = held[worker.results]
     if pending and (count == 0 or (count < IN_FLIGHT and len(pending) >= len(held))):
         try:
@@ -128,14 +132,17 @@ def _ready(fds: list[int]) -> list[int]:
 
 
 def _stop(started: list[_Worker], finished: bool) -> None:
-    """Tell idle workers to end; a run left early ends them at once instead."""
+    """Tell idle workers to end; a run left early ends them at once instead. A worker may already
+    be gone, and reaped by the system when the caller ignores SIGCHLD."""
     for worker in started:
         if not (finished and _asked_to_end(worker)):
-            os.kill(worker.pid, signal.SIGTERM)
+            with suppress(ProcessLookupError):
+                os.kill(worker.pid, signal.SIGTERM)
         os.close(worker.tasks)
         os.close(worker.results)
     for worker in started:
-        os.waitpid(worker.pid, 0)
+        with suppress(ChildProcessError):
+            os.waitpid(worker.pid, 0)
 
 
 def _asked_to_end(worker: _Worker) -> bool:
@@ -147,9 +154,10 @@ def _asked_to_end(worker: _Worker) -> bool:
 
 
 def _serve(
-    tasks: int,
+    orders: int,
     results: int,
     function: Callable[[Any], Any],
+    tasks: Sequence[Any],
     initializer: Callable[..., None],
     initargs: tuple[Any, ...],
 ) -> None:
@@ -160,13 +168,13 @@ def _serve(
         broken = _failure(exc)
     while True:
         try:
-            task = _receive(tasks)
+            number = _receive(orders)
         except (WorkerDied, OSError):  # the parent is gone
             return
-        if task is None:
+        if number is None:
             return
         try:
-            result = broken or (True, function(task), "")
+            result = broken or (True, function(tasks[number]), "")
         except Exception as exc:  # raised again in the parent, as the caller's own error
             result = _failure(exc)
         try:

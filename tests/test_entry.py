@@ -68,6 +68,7 @@ def test_common_options_are_read_without_click(args: list[str]) -> None:
         ["-fjson", "train.log"],
         ["train.log", "--format", "yaml"],
         ["train.log", "--jobs", "0"],
+        ["train.log", "--jobs", "2" * 5000],  # more digits than int() takes: click's usage error
         ["train.log", "--format", "json", "--format", "text"],
         ["train.log", "--color", "--no-color"],
         ["train.log", "--exit-zero=yes"],
@@ -112,7 +113,7 @@ PIECES = [
     ["--fail-on", "warning"], ["--fail-on=never"], ["--stdin-name", "job"], ["--stdin-name="],
     ["--engine", "python"], ["--engine=hyperscan"], ["--engine", "Python"],
     ["--jobs", "2"], ["-j", "64"], ["--jobs=007"], ["--jobs", "0"], ["--jobs", "65"],
-    ["-j", "\u0663"], ["--jobs", " 2"], ["-j2"],
+    ["-j", "\u0663"], ["--jobs", " 2"], ["-j2"], ["--jobs", "2" * 5000],
     ["--exit-zero"], ["--exit-zero=1"], ["--color"], ["--no-color"], ["--no-cache"], ["--debug"],
     ["--"], ["--help"], ["-h"], ["--version"], ["-fjson"], ["--out", "x"], ["explain"], ["rules"],
 ]  # fmt: skip

@@ -114,6 +114,38 @@ def test_a_run_left_early_does_not_wait_for_busy_workers() -> None:
     assert children(os.getpid()) == []
 
 
+def _echo(task: str) -> str:
+    return task * 2
+
+
+def test_big_tasks_and_results_do_not_block_each_other() -> None:
+    """Beyond a pipe's 64 KiB the parent writing a task and the worker writing a result would wait
+    for each other, if tasks were sent through the pipe; workers hold them since the fork."""
+    script = f"""
+import sys
+sys.path.insert(0, {str(Path(__file__).parent.parent)!r})
+from tests.test_workers import _echo, _init
+from ascend_doctor.workers import run_tasks
+tasks = [str(n) * 150_000 for n in range(6)]
+print(sorted(run_tasks(_echo, tasks, 1, _init, (0,))) == sorted(task * 2 for task in tasks))
+"""
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120)
+    assert done.stdout.strip() == "True", done.stderr
+
+
+def test_a_caller_that_ignores_sigchld_still_gets_its_results() -> None:
+    """Children are then reaped by the system: there is nothing left to wait for."""
+    previous = signal.signal(signal.SIGCHLD, signal.SIG_IGN)
+    try:
+        results = list(run_tasks(_square_plus_offset, list(range(6)), 2, _init, (1,)))
+        left_early = run_tasks(_square_plus_offset, list(range(50)), 2, _init, (0,))
+        next(left_early)
+        left_early.close()
+    finally:
+        signal.signal(signal.SIGCHLD, previous)
+    assert sorted(task for task, _value, _pid in results) == list(range(6))
+
+
 def test_workers_end_when_the_parent_is_killed(tmp_path: Path) -> None:
     script = f"""
 import os, sys
