@@ -144,7 +144,8 @@ def _scan_parallel(
     done: dict[int, dict[int, Any]] = {}
     timeouts: dict[str, int] = {}
     workers = min(options.jobs, len(chunks))
-    for results in run_tasks(_worker_scan_chunk, chunks, workers, _worker_init, (rulebase, options.engine)):
+    setup = (rulebase, options.engine)
+    for results in run_tasks(_worker_scan_chunk, chunks, workers, _worker_init, setup):
         for index, number, found, read, slow in results:
             done.setdefault(index, {})[number] = found
             for rule_id, count in slow.items():
@@ -229,9 +230,18 @@ def diagnose(
     records: list[InputRecord] = []
     matches: list[Match] = []
     timeouts: dict[str, int] = {}
+    warnings: list[str] = []
     jobs = _parallel_jobs(items, options)
+    scanned = None
     if jobs:
-        records, matches, timeouts = _scan_parallel(items, jobs, rulebase, options, progress)
+        from ascend_doctor.workers import NoWorkers
+
+        try:
+            scanned = _scan_parallel(items, jobs, rulebase, options, progress)
+        except NoWorkers as exc:  # a box short of memory after a crash: one process can read it
+            warnings.append(f"{exc}; scanned in one process")
+    if scanned is not None:
+        records, matches, timeouts = scanned
     else:
         matcher = Matcher(rulebase.rules, options.engine, use_cache=getattr(rulebase, "use_cache", True))
         for index, item in enumerate(items):
@@ -243,7 +253,7 @@ def diagnose(
     return Report(
         findings=rank(matches, rulebase.rules),
         inputs=tuple(records),
-        warnings=tuple(_timeout_warnings(timeouts)),
+        warnings=tuple(warnings + _timeout_warnings(timeouts)),
         tool_version=__version__,
         rule_count=len(rulebase.rules),
         lang=options.lang,

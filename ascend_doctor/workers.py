@@ -37,6 +37,13 @@ class WorkerDied(AscendDoctorError):
         super().__init__("a worker process ended before it was done (killed? out of memory?); try --jobs 1")
 
 
+class NoWorkers(AscendDoctorError):
+    """Not one worker process could be started (out of memory, or of processes or files)."""
+
+    def __init__(self, exc: OSError) -> None:
+        super().__init__(f"cannot start worker processes: {exc.strerror or exc}")
+
+
 class RemoteTraceback(Exception):
     """Where a task failed in its worker: the cause of the error raised again in the parent."""
 
@@ -59,13 +66,19 @@ def run_tasks(
 ) -> Iterator[Any]:
     """`function(task)` for every task, in worker processes started with `initializer(*initargs)`.
     An exception raised by `function` is raised here. Workers end with the iterator, at once if it
-    is left early (an error, Ctrl-C)."""
+    is left early (an error, Ctrl-C). When the system refuses more processes, the workers started
+    so far do the work; NoWorkers when there is none."""
     pending = deque(range(len(tasks)))
     started: list[_Worker] = []
     finished = False
     try:
         for _ in range(processes):
-            started.append(_start(started, function, tasks, initializer, initargs))
+            try:
+                started.append(_start(started, function, tasks, initializer, initargs))
+            except OSError as exc:
+                if not started:
+                    raise NoWorkers(exc) from exc
+                break
         held = {worker.results: 0 for worker in started}
         by_results = {worker.results: worker for worker in started}
         for _ in range(IN_FLIGHT):
@@ -91,9 +104,16 @@ def _start(
     initializer: Callable[..., None],
     initargs: tuple[Any, ...],
 ) -> _Worker:
-    task_read, task_write = os.pipe()
-    result_read, result_write = os.pipe()
-    pid = os.fork()
+    made: list[int] = []
+    try:
+        made += os.pipe()
+        made += os.pipe()
+        pid = os.fork()
+    except OSError:
+        for fd in made:
+            os.close(fd)
+        raise
+    task_read, task_write, result_read, result_write = made
     if pid:
         os.close(task_read)
         os.close(result_write)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import errno
 import os
 import signal
 import subprocess
@@ -12,8 +13,10 @@ from typing import Any
 
 import pytest
 
+from ascend_doctor import engine
 from ascend_doctor.errors import AscendDoctorError
-from ascend_doctor.workers import RemoteTraceback, WorkerDied, run_tasks
+from ascend_doctor.workers import NoWorkers, RemoteTraceback, WorkerDied, run_tasks
+from tests.conftest import FIXTURES, diagnose_json
 from tests.processes import children
 
 _started: list[int] = []
@@ -144,6 +147,56 @@ def test_a_caller_that_ignores_sigchld_still_gets_its_results() -> None:
     finally:
         signal.signal(signal.SIGCHLD, previous)
     assert sorted(task for task, _value, _pid in results) == list(range(6))
+
+
+def _open_descriptors() -> int:
+    return len(os.listdir("/proc/self/fd"))
+
+
+def _fork_refused_after(monkeypatch: pytest.MonkeyPatch, allowed: int) -> None:
+    """`os.fork` works `allowed` times, then fails as on a box out of memory or processes."""
+    real_fork, calls = os.fork, []
+
+    def fork() -> int:
+        calls.append(1)
+        if len(calls) > allowed:
+            raise BlockingIOError(errno.EAGAIN, "Resource temporarily unavailable")
+        return real_fork()
+
+    monkeypatch.setattr(os, "fork", fork)
+
+
+def test_when_no_worker_can_start_the_caller_is_told_and_nothing_leaks(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    before = _open_descriptors()
+    _fork_refused_after(monkeypatch, 0)
+    with pytest.raises(NoWorkers, match="cannot start worker processes: Resource temporarily unavailable"):
+        list(run_tasks(_square_plus_offset, list(range(6)), 2, _init, (0,)))
+    assert _open_descriptors() == before
+
+
+def test_the_workers_that_could_start_do_all_the_work(monkeypatch: pytest.MonkeyPatch) -> None:
+    before = _open_descriptors()
+    _fork_refused_after(monkeypatch, 1)
+    results = list(run_tasks(_square_plus_offset, list(range(9)), 3, _init, (5,)))
+    assert sorted((task, value) for task, value, _pid in results) == [(n, n * n + 5) for n in range(9)]
+    assert len({pid for _task, _value, pid in results}) == 1
+    assert _open_descriptors() == before
+    assert children(os.getpid()) == []
+
+
+def test_a_box_that_refuses_new_processes_is_still_diagnosed(monkeypatch: pytest.MonkeyPatch) -> None:
+    paths = [str(FIXTURES / "hccl-8rank-oom")]
+    expected, _ = diagnose_json("--jobs", "1", *paths)
+    monkeypatch.setattr(engine, "PARALLEL_MIN_BYTES", 0)  # two workers even for a few KB
+    _fork_refused_after(monkeypatch, 0)
+    report, result = diagnose_json("--jobs", "2", *paths)
+    assert report["findings"] == expected["findings"]
+    assert report["inputs"] == expected["inputs"]
+    assert "cannot start worker processes: Resource temporarily unavailable; scanned in one process" in (
+        result.stderr
+    )
 
 
 def test_workers_end_when_the_parent_is_killed(tmp_path: Path) -> None:
