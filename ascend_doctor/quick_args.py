@@ -32,19 +32,23 @@ def _jobs(value: str) -> int | None:
     return int(value) if 1 <= int(value) <= MAX_JOBS else None
 
 
+_FORMAT = ("fmt", _choice(tuple(RENDERERS)))
+_OUTPUT = ("output", str)
+_JOBS = ("jobs", _jobs)
+
 # Option spelling -> (DiagnoseRequest field, reader of its value: None for a value click refuses).
 VALUED: dict[str, tuple[str, Callable[[str], object]]] = {
-    "--format": ("fmt", _choice(tuple(RENDERERS))),
-    "-f": ("fmt", _choice(tuple(RENDERERS))),
-    "--output": ("output", str),
-    "-o": ("output", str),
+    "--format": _FORMAT,
+    "-f": _FORMAT,
+    "--output": _OUTPUT,
+    "-o": _OUTPUT,
     "--rules": ("rules_dirs", str),
     "--lang": ("lang", _choice(LANGUAGES)),
     "--fail-on": ("fail_on", _choice(FAIL_ON)),
     "--stdin-name": ("stdin_name", str),
     "--engine": ("engine", _choice(ENGINES)),
-    "--jobs": ("jobs", _jobs),
-    "-j": ("jobs", _jobs),
+    "--jobs": _JOBS,
+    "-j": _JOBS,
 }
 FLAGS: dict[str, tuple[str, bool]] = {
     "--exit-zero": ("exit_zero", True),

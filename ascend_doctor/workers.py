@@ -122,8 +122,11 @@ def _start(
     try:
         # The parent's ends of this worker's pipes and of the workers' before it: a worker that
         # held them would never see the parent die (its task pipe would never reach its end).
-        for fd in [task_write, result_read, *(fd for worker in started for fd in worker[1:])]:
+        for fd in (task_write, result_read):
             os.close(fd)
+        for worker in started:
+            os.close(worker.tasks)
+            os.close(worker.results)
         _serve(task_read, result_write, function, tasks, initializer, initargs)
         code = 0
     finally:
