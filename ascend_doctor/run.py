@@ -25,6 +25,7 @@ from ascend_doctor.config import (
 from ascend_doctor.engine import ScanOptions, diagnose
 from ascend_doctor.errors import AscendDoctorError, ExitCode, InputError
 from ascend_doctor.model import Report, Severity
+from ascend_doctor.prefilter import hyperscan_available
 from ascend_doctor.progress import byte_progress
 from ascend_doctor.render import RENDERERS
 from ascend_doctor.render.base import printable
@@ -36,6 +37,9 @@ ENGINES = ("auto", "python", "hyperscan")
 MAX_JOBS = 64
 MAX_SKIP_NOTICES = 20
 STEP_SUMMARY_LIMIT = 1024 * 1024  # GitHub drops a step's job summary above 1 MiB
+# Read by the pure-Python prefilter (~30 MB/s per core), this much took a few seconds that
+# hyperscan would have made a fraction of one: worth telling a user who did not pick an engine.
+FAST_ENGINE_HINT = 100 * 1024 * 1024
 
 
 class DiagnoseRequest(NamedTuple):
@@ -127,6 +131,7 @@ def run_diagnose(request: DiagnoseRequest) -> int:
         report = diagnose(targets, rulebase, options, stdin=stdin, progress=progress)
     _require_something_read(report)
     missing = _notify_inputs(report)
+    _suggest_fast_engine(report, request.engine)
     code = _exit_code(report, request.fail_on, request.exit_zero, missing)
     try:
         _write(report, request.fmt, request.output, color, rulebase)
@@ -163,6 +168,20 @@ def _notify_inputs(report: Report) -> bool:
     for warning in report.warnings:
         say(f"ascend-doctor: warning: {warning}")
     return any(r.reason == "no such file or directory" for r in skipped)
+
+
+def _suggest_fast_engine(report: Report, engine: str) -> None:
+    """Point a user without hyperscan, who read a big input, at the extra that reads it ~10x faster."""
+    if engine != "auto":
+        return
+    size = sum(record.size for record in report.inputs)
+    if size < FAST_ENGINE_HINT or hyperscan_available():
+        return
+    say(
+        f"ascend-doctor: note: {size / 1e6:,.0f} MB were read without hyperscan, at about 30 MB/s "
+        "per core; `pip install 'ascend-doctor[fast]'` reads logs about ten times faster, "
+        "with the same findings"
+    )
 
 
 def _require_something_read(report: Report) -> None:

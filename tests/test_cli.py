@@ -200,3 +200,28 @@ def test_every_command_into_a_full_disk_is_one_line_and_exit_2() -> None:
             )
         assert done.returncode == 2, args
         assert done.stderr.count("\n") == 1 and "cannot write" in done.stderr, (args, done.stderr)
+
+
+@pytest.mark.parametrize(
+    ("engine", "hyperscan", "threshold", "told"),
+    [
+        ("auto", False, 1000, True),
+        ("auto", False, 10**9, False),
+        ("auto", True, 1000, False),
+        ("python", False, 1000, False),
+    ],
+    ids=["big log without hyperscan", "small log", "hyperscan installed", "python chosen"],
+)
+def test_a_big_scan_without_hyperscan_points_at_the_fast_extra(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, engine: str, hyperscan: bool, threshold: int, told: bool
+) -> None:
+    from ascend_doctor import run
+
+    monkeypatch.setattr(run, "FAST_ENGINE_HINT", threshold)
+    monkeypatch.setattr(run, "hyperscan_available", lambda: hyperscan)
+    log = write(tmp_path, "train.log", "step 1 loss 2.3\n" * 200_000)
+    result = run_cli("diagnose", "--engine", engine, str(log))
+    assert result.exit_code == 0, result.stderr
+    assert ("ascend-doctor[fast]" in result.stderr) is told
+    if told:
+        assert "3 MB were read without hyperscan" in result.stderr
