@@ -30,7 +30,7 @@ from ascend_doctor.progress import byte_progress
 from ascend_doctor.render import RENDERERS
 from ascend_doctor.render.base import printable
 from ascend_doctor.rulebase import RuleBase, load_rulebase
-from ascend_doctor.sources import STDIN
+from ascend_doctor.sources import SNIFF, STDIN, report_reason
 
 FAIL_ON = ("error", "warning", "info", "never")
 ENGINES = ("auto", "python", "hyperscan")
@@ -117,6 +117,7 @@ def run_diagnose(request: DiagnoseRequest) -> int:
     """Load the rules, scan the inputs, write the report; the exit code says what was found."""
     rulebase = load_rulebase(request.rules_dirs, use_cache=not request.no_cache)
     targets = _resolve_paths(request.paths)
+    _refuse_writing_over_a_log(request.output, targets)
     color = request.color
     if color is None and no_color_requested():
         color = False
@@ -193,6 +194,33 @@ def _require_something_read(report: Report) -> None:
         raise InputError(f"cannot read {record.path}: {record.reason}")
     _notify_inputs(report)
     raise InputError(f"nothing to read: all {len(report.inputs)} input(s) were skipped")
+
+
+def _refuse_writing_over_a_log(output: str, targets: Sequence[str]) -> None:
+    """`-o` naming a log to diagnose (itself, or a file in a directory scanned) would replace the
+    log with its report. An empty file, or a report of an earlier run, may be replaced: the scan
+    skips both."""
+    if output == "-" or not os.path.isfile(output) or os.path.getsize(output) == 0 or _is_report(output):
+        return
+    written = os.path.realpath(output)
+    for target in targets:
+        if target == STDIN or not os.path.exists(target):
+            continue
+        real = os.path.realpath(target)
+        if (
+            os.path.commonpath([written, real]) == real
+            if os.path.isdir(real)
+            else os.path.samefile(output, real)
+        ):
+            raise InputError(f"the output {output} is one of the logs to diagnose: choose another --output")
+
+
+def _is_report(path: str) -> bool:
+    try:
+        with open(path, "rb") as handle:
+            return bool(report_reason(handle.read(SNIFF)))
+    except OSError:
+        return False
 
 
 def _resolve_paths(paths: Sequence[str]) -> list[str]:

@@ -183,7 +183,7 @@ def open_input(item: InputItem, stdin: BinaryIO | None = None) -> tuple[OpenedIn
     if b"\x00" in first and first.startswith((b"\xff\xfe", b"\xfe\xff")):
         utf16 = _Utf16AsUtf8(io.BufferedReader(_Prefixed(first, stream)))
         return OpenedInput(utf16, utf16.read(SNIFF), "UTF-16 text, decoded", raw, errors), ""
-    reason = _binary_reason(first, piped=item.is_stdin)
+    reason = _binary_reason(first, piped=item.is_stdin) or ("" if item.is_stdin else report_reason(first))
     if reason:
         raw.close()
         return None, reason
@@ -220,6 +220,27 @@ class _Utf16AsUtf8:
         data = self.read(len(buffer))
         buffer[: len(data)] = data
         return len(data)
+
+
+# How each of ascend-doctor's own report formats begins. A report an earlier run wrote into a log
+# directory (a CI step's `-o logs/report.sarif`) is not a log: it quotes evidence lines and, in
+# SARIF, every rule's help text, which would be diagnosed as a second failure.
+REPORT_STARTS = (b"Diagnosis: ", "诊断: ".encode(), b"## ascend-doctor: ")
+REPORT_MARKERS = {
+    b"{": (b'"name": "ascend-doctor"',),  # the JSON and SARIF reports
+    b"[": (b'"check_name": ', b'"fingerprint": '),  # GitLab Code Quality
+    b"<?xml": (b'<testsuites name="ascend-doctor"',),  # JUnit
+}
+
+
+def report_reason(first: bytes) -> str:
+    """Why a file that begins with `first` is skipped as an ascend-doctor report, or ""."""
+    head = first.lstrip()
+    own = head.startswith(REPORT_STARTS) or any(
+        head.startswith(start) and all(marker in head for marker in markers)
+        for start, markers in REPORT_MARKERS.items()
+    )
+    return "an ascend-doctor report, not a log" if own else ""
 
 
 def _binary_reason(first: bytes, piped: bool = False) -> str:

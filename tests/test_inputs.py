@@ -161,3 +161,49 @@ def test_all_inputs_skipped_is_exit_2(tmp_path: Path) -> None:
     result = run_cli("diagnose", str(tmp_path))
     assert result.exit_code == 2
     assert "a.log" in result.stderr and "nothing to read" in result.stderr
+
+
+FORMATS = ("text", "json", "sarif", "markdown", "gitlab", "junit")
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_reports_of_earlier_runs_in_a_log_directory_are_not_diagnosed(tmp_path: Path, lang: str) -> None:
+    """A CI step writing `-o logs/report.sarif` must not make the next run diagnose the report:
+    it quotes the evidence, and SARIF carries every rule's help text."""
+    (tmp_path / "rank0.log").write_text(OOM)
+    alone, _ = diagnose_json(str(tmp_path))
+    for fmt in FORMATS:
+        written = run_cli(
+            "diagnose", str(tmp_path), "--lang", lang, "-f", fmt, "-o", str(tmp_path / f"report.{fmt}")
+        )
+        assert written.exit_code == 1, written.stderr
+    report, result = diagnose_json(str(tmp_path))
+    assert report["findings"] == alone["findings"]
+    records = inputs_by_name(report)
+    for fmt in FORMATS:
+        assert records[f"report.{fmt}"]["reason"] == "an ascend-doctor report, not a log"
+        assert f"report.{fmt}" in result.stderr
+
+
+def test_a_log_that_merely_mentions_the_tool_is_read(tmp_path: Path) -> None:
+    log = tmp_path / "ci.log"
+    log.write_text("$ ascend-doctor diagnose logs -f sarif\nDiagnosis: pending\n" + OOM)
+    report, _ = diagnose_json(str(log))
+    assert report["inputs"][0]["status"] == "read"
+    assert report["findings"][0]["category"] == "device_out_of_memory"
+
+
+def test_the_output_may_not_replace_a_log_being_diagnosed(tmp_path: Path) -> None:
+    log = tmp_path / "logs" / "rank0.log"
+    log.parent.mkdir()
+    log.write_text(OOM)
+    for target in (str(log), str(log.parent)):
+        result = run_cli("diagnose", target, "-o", str(log))
+        assert result.exit_code == 2
+        assert "is one of the logs to diagnose" in result.stderr
+        assert log.read_text() == OOM
+    earlier = log.parent / "report.txt"
+    earlier.write_text("")
+    assert run_cli("diagnose", str(log.parent), "-o", str(earlier)).exit_code == 1
+    assert run_cli("diagnose", str(log.parent), "-o", str(earlier)).exit_code == 1
+    assert earlier.read_text().startswith("Diagnosis: ")
