@@ -5,8 +5,12 @@ from __future__ import annotations
 import re
 from typing import Protocol, TextIO
 
+from ascend_doctor.events import rank_of_path
 from ascend_doctor.model import Finding, Report
 
+# Categories whose verdict says the job did not fail on Ascend: said only when no other cause (a
+# finding that is not a symptom or consequence of another) was found.
+NOT_A_FAILURE = ("not_ascend", "no_failure")
 _CONTROL = re.compile(r"[\x00-\x08\x0a-\x1f\x7f-\x9f]")
 
 # The words of the text report; the CI formats label their lines with the same ones.
@@ -57,6 +61,11 @@ MESSAGES = {
             "{count} rank(s) timed out waiting for rank {peer} (named in {lines} line(s)); "
             "its own error is not in these logs: diagnose rank {peer}'s log and plog"
         ),
+        "waiting_read": (
+            "{count} rank(s) timed out waiting for rank {peer} (named in {lines} line(s)); "
+            "its log {path} holds no known Ascend error: read its last lines (did the script raise?) "
+            "and rank {peer}'s plog"
+        ),
     },
     "zh": {
         "nothing": "未发现已知的昇腾故障原因。",
@@ -71,6 +80,11 @@ MESSAGES = {
         "waiting": (
             "{count} 个 rank 在等待 rank {peer} 时超时（{lines} 行日志指向它）；"
             "这些日志中没有它自身的报错：请诊断 rank {peer} 的日志和 plog"
+        ),
+        "waiting_read": (
+            "{count} 个 rank 在等待 rank {peer} 时超时（{lines} 行日志指向它）；"
+            "它的日志 {path} 中没有已知的昇腾报错：请查看该日志的最后几行（脚本是否抛出了异常？）"
+            "和 rank {peer} 的 plog"
         ),
     },
 }
@@ -135,6 +149,11 @@ def _waiting_only(report: Report, top: Finding) -> str:
         return ""
     peer, count = report.waited_for
     waiting = len(top.ranks) or len(top.paths)
+    read = [
+        record.path for record in report.inputs if not record.skipped and rank_of_path(record.path) == peer
+    ]
+    if read:
+        return message(report, "waiting_read", count=waiting, peer=peer, lines=count, path=read[0])
     return message(report, "waiting", count=waiting, peer=peer, lines=count)
 
 
@@ -144,7 +163,8 @@ def verdict(report: Report) -> str:
         return message(report, "nothing")
     top = report.findings[0]
     title = top.rule.title.get(report.lang)
-    if top.rule.category in ("not_ascend", "no_failure"):
+    ascend_causes = [f for f in report.findings if f.role == "cause" and f.rule.category not in NOT_A_FAILURE]
+    if top.rule.category in NOT_A_FAILURE and not ascend_causes:
         return message(report, top.rule.category, title=title)
     started = spread(report)
     return f"{title} — {started}" if started else f"{title} ({where(top)})"

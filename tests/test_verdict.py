@@ -1,0 +1,51 @@
+"""The one-line verdict: what it claims must hold for the logs that were read."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from tests.conftest import diagnose_json
+
+TIMEOUT = (
+    "EI0002: [PID: 48200] 2024-12-04-10:36:02.381.007 The wait execution of the Notify register times out. "
+    "Reason: The Notify register has not received the Notify record from remote rank [3].base information: "
+    "[streamID:[5], taskID[47], tag[AllReduce_10.0.0.1%eth0_60000_0_1]]\n"
+)
+UCX = "[node2:31337] pml_ucx.c:175 Error: Failed to receive UCX worker address: Not found (-13)\n"
+HCCL_INIT = 'RuntimeError: Ascend collective Error: "HcclCommInitRootInfo failed. | Error Number 2\n'
+
+
+def _ranks(tmp_path: Path, rank3: str | None) -> Path:
+    for rank in (0, 1, 2, 4):
+        (tmp_path / f"rank{rank}.log").write_text(f"step 1200 loss 2.1\n{TIMEOUT}")
+    if rank3 is not None:
+        (tmp_path / "rank3.log").write_text(rank3)
+    return tmp_path
+
+
+def test_timeouts_waiting_for_a_rank_whose_log_is_missing_send_the_user_to_it(tmp_path: Path) -> None:
+    report, _ = diagnose_json(str(_ranks(tmp_path, None)))
+    assert "4 rank(s) timed out waiting for rank 3" in report["verdict"]
+    assert "its own error is not in these logs" in report["verdict"]
+
+
+def test_timeouts_waiting_for_a_rank_whose_log_was_read_do_not_call_it_missing(tmp_path: Path) -> None:
+    rank3 = "Traceback (most recent call last):\n  File \"data.py\", line 30\nKeyError: 'labels'\n"
+    report, _ = diagnose_json(str(_ranks(tmp_path, rank3)))
+    assert "4 rank(s) timed out waiting for rank 3" in report["verdict"]
+    assert "not in these logs" not in report["verdict"]
+    assert "rank3.log holds no known Ascend error" in report["verdict"]
+
+
+def test_a_cause_outside_ascend_is_the_verdict_only_when_no_ascend_cause_was_found(tmp_path: Path) -> None:
+    alone = tmp_path / "ucx.log"
+    alone.write_text(UCX)
+    report, _ = diagnose_json(str(alone))
+    assert report["verdict"].startswith("This is not an Ascend failure: ")
+    both = tmp_path / "both.log"
+    both.write_text(UCX + HCCL_INIT)
+    report, _ = diagnose_json(str(both))
+    assert report["findings"][0]["category"] == "not_ascend"
+    assert any(finding["category"] != "not_ascend" for finding in report["findings"])
+    assert "not an Ascend failure" not in report["verdict"]
+    assert report["verdict"].endswith("(" + str(both) + ":1)")
