@@ -44,11 +44,13 @@ class PatternRef(NamedTuple):
 
 
 class Hit(NamedTuple):
-    """A rule that matched one segment: which pattern and what it captured."""
+    """A rule that matched one segment: which pattern, what it captured, and the part of the
+    segment it matched (start, end)."""
 
     rule_index: int
     pattern_index: int
     captures: tuple[tuple[str, str], ...]
+    span: tuple[int, int] = (0, 0)
 
 
 class LiteralIndex(NamedTuple):
@@ -269,9 +271,10 @@ class Matcher:
         keys.discard(prefilter.WEIRD)  # a `{` in clean text is only text: it is not expanded again
         return frozenset(keys)
 
-    def search(self, ref: PatternRef, texts: Sequence[tuple[str, int, int]]) -> Any:
+    def search(self, ref: PatternRef, texts: Sequence[tuple[str, int, int]]) -> tuple[Any, int] | None:
         """The pattern's match in the first of `texts` (one line, alone and joined with neighbours,
-        with the span the line itself has in each) that takes in part of the line: a match wholly
+        with the span the line itself has in each) that takes in part of the line, and where the
+        line starts in the text searched. A match wholly
         inside a neighbour is the neighbour's evidence, not this line's. Each search runs under a
         time limit. A time-out gives up on the line, counted once; after
         MAX_TIMEOUTS lines the pattern is dropped, so a backtracking pattern cannot stall a run.
@@ -292,7 +295,7 @@ class Matcher:
                 self.timeouts[rule_id] = self.timeouts.get(rule_id, 0) + 1
                 return None
             if found is not None and found.start() < high and found.end() > low:
-                return found
+                return found, low
         return None
 
     def _may_match(self, ref: PatternRef, text: str) -> bool:
@@ -331,11 +334,13 @@ class Matcher:
         for ref in refs:
             if ref.rule_index in done:
                 continue
-            found = self.search(ref, joined)
-            if found is not None:
+            searched = self.search(ref, joined)
+            if searched is not None:
+                found, low = searched
                 done.add(ref.rule_index)
                 captures = tuple((k, v) for k, v in found.groupdict().items() if v is not None)
-                hits.append(Hit(ref.rule_index, ref.pattern_index, captures))
+                span = (max(found.start() - low, 0), min(found.end() - low, own))
+                hits.append(Hit(ref.rule_index, ref.pattern_index, captures, span))
         return hits
 
 

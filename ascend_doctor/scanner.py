@@ -164,7 +164,7 @@ class StreamScanner:
                 evidence = Evidence(
                     path=self.label,
                     line=line_number,
-                    text=(events.plog_message(piece) or piece)[:MAX_EVIDENCE_TEXT],
+                    text=_shown(piece, hit.span),
                     rank=rank if rank is not None else self.path_rank,
                     timestamp=timestamp,
                     captures=hit.captures,
@@ -195,6 +195,20 @@ def _bounds(block: bytes, start: int, end: int) -> tuple[int, int, int, int]:
         return first, start, end, end
     following = block.find(b"\n", end + 1, end + 1 + MAX_CONTINUATION)
     return first, start, end, following if following >= 0 else min(len(block), end + 1 + MAX_CONTINUATION)
+
+
+def _shown(piece: str, span: tuple[int, int]) -> str:
+    """The evidence text of a matched segment: a plog line's level, module and message, and of a
+    line over MAX_EVIDENCE_TEXT characters the part around the match, marked `…` where cut."""
+    message = events.plog_message(piece)
+    if message is not None and len(message) <= MAX_EVIDENCE_TEXT:
+        return message
+    if len(piece) <= MAX_EVIDENCE_TEXT:
+        return piece
+    start, end = span
+    room = MAX_EVIDENCE_TEXT - 2  # for the two marks
+    begin = max(0, min(start - max(room - (end - start), 0) // 2, len(piece) - room))
+    return ("…" if begin else "") + piece[begin : begin + room] + ("…" if begin + room < len(piece) else "")
 
 
 def _edge_segment(raw: bytes, last: bool) -> str:

@@ -162,7 +162,21 @@ def test_error_inside_a_huge_line_is_found_in_a_window(tmp_path: Path) -> None:
     assert report["findings"][0]["category"] == "device_out_of_memory"
     assert report["findings"][0]["evidence"][0]["line"] == 1
     assert len(report["findings"][0]["evidence"][0]["text"]) <= 1000
+    assert "NPU out of memory" in report["findings"][0]["evidence"][0]["text"]
     assert report["inputs"][0]["notes"], "matching a very long line only in windows must be said"
+
+
+@pytest.mark.parametrize(
+    ("before", "after"), [(3000, 0), (1500, 1500), (0, 3000)], ids=["end", "middle", "start"]
+)
+def test_the_evidence_of_a_long_line_shows_what_matched(tmp_path: Path, before: int, after: int) -> None:
+    path = tmp_path / "long.log"
+    path.write_text("A" * before + " " + CLEAN[5] + " " + "B" * after + "\n")
+    text = diagnose_json(str(path))[0]["findings"][0]["evidence"][0]["text"]
+    assert len(text) <= 1000
+    assert CLEAN[5] in text
+    assert text.startswith("…") == (before > 0)
+    assert text.endswith("…") == (after > 0)
 
 
 @pytest.mark.parametrize("encoding", ["utf-16", "utf-16-be"])
