@@ -76,15 +76,36 @@ def _mentioned_in(code: str, texts: Callable[[Rule], tuple[str, ...]], rules: li
     return [rule for rule in rules if any(token.search(text.replace("\\b", " ")) for text in texts(rule))]
 
 
+def _signature(rule: Rule) -> tuple[str, ...]:
+    """What the rule itself says it matches: its id, its titles and its patterns."""
+    return (rule.id, rule.title.en, rule.title.zh, *rule.patterns)
+
+
+def _ranked(wanted: str, candidates: list[Rule]) -> list[Rule]:
+    """Best first: rules of the area `wanted` names (`hccl` → `hccl.*`), then rules whose own
+    signature carries `wanted` (the rule *for* a code before rules that merely list it), then load order."""
+    own = {rule.id for rule in _mentioned_in(wanted, _signature, candidates)}
+
+    def key(rule: Rule) -> tuple[bool, bool]:
+        return (_area(rule) != wanted, rule.id not in own)
+
+    return sorted(candidates, key=key)  # stable: load order breaks ties
+
+
+def _area(rule: Rule) -> str:
+    return _normal(rule.id.split(".", 1)[0])
+
+
 def rules_for(rulebase: RuleBase, code: str) -> list[Rule]:
-    """Rules that are `code` (id or alias), list it in `codes`, else show it in examples, else in patterns."""
+    """Rules that are `code` (id or alias); else those of the area it names or listing it in `codes`,
+    best first; else, for a code, those showing it in examples, else in patterns."""
     rule = rulebase.find(code.strip().lower())
     if rule is not None:
         return [rule]
     wanted = _normal(code)
-    listed = [r for r in rulebase.rules if wanted in {_normal(c) for c in r.codes}]
+    listed = [r for r in rulebase.rules if _area(r) == wanted or wanted in {_normal(c) for c in r.codes}]
     if listed or not CODE_SHAPE.fullmatch(wanted):
-        return listed
+        return _ranked(wanted, listed)
     in_examples = _mentioned_in(wanted, lambda r: r.examples.match, rulebase.rules)
     return in_examples or _mentioned_in(wanted, lambda r: r.patterns, rulebase.rules)
 
@@ -113,7 +134,7 @@ def _suggestions(rulebase: RuleBase, code: str) -> list[str]:
 
 
 def explain(rulebase: RuleBase, query: str) -> Explanation:
-    """Look `query` up as an environment variable, a rule id or alias, or an error code."""
+    """Look `query` up as an environment variable, a rule id or alias, an error code or a rule area."""
     var = find_env_var(query)
     rules = _rules_about(rulebase, var) if var else rules_for(rulebase, query)
     if var is None and not rules:
@@ -169,8 +190,9 @@ def _print_text(found: Explanation, lang: str) -> None:
 def explain_command(code: str, rules_dirs: tuple[str, ...], fmt: str, lang: str | None) -> None:
     """Explain an error code, a rule id or an environment variable, offline.
 
-    Codes are matched ignoring case; a code no rule lists is looked up in the rules' examples and
-    patterns. An unknown query exits 2 and names the nearest known codes.
+    Codes are matched ignoring case; the rules whose own title or patterns carry the code come
+    first, and a code no rule lists is looked up in the rules' examples and patterns. An area
+    (hccl, memory, ...) shows its rules. An unknown query exits 2 and names the nearest known codes.
 
     \b
     Examples:

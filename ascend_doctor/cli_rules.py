@@ -13,6 +13,7 @@ from rich.text import Text
 from ascend_doctor.cli import cli
 from ascend_doctor.config import LANGUAGES, default_language
 from ascend_doctor.errors import ConfigError, ExitCode
+from ascend_doctor.knowledge import find_env_var
 from ascend_doctor.model import Rule, plain
 from ascend_doctor.rulebase import load_rulebase
 from ascend_doctor.selfcheck import check_rules
@@ -79,12 +80,14 @@ def print_rule(rule: Rule, lang: str) -> None:
     """The readable form of one rule, shared by `rules show` and `explain`."""
     console = Console(markup=False, highlight=False, soft_wrap=not sys.stdout.isatty())
     console.print(Text(f"{rule.id}: {rule.title.get(lang)}", style="bold"))
+    codes, env_vars = _codes_and_env_vars(rule)
     fields = [
         ("category", rule.category),
         ("severity", rule.severity.value),
         ("confidence", rule.confidence.value),
         ("kind", rule.kind.value),
-        ("codes", ", ".join(rule.codes)),
+        ("codes", ", ".join(codes)),
+        ("env vars", ", ".join(env_vars)),
         ("cause", rule.cause.get(lang)),
         ("fix", rule.fix.get(lang)),
     ]
@@ -98,6 +101,20 @@ def print_rule(rule: Rule, lang: str) -> None:
     for source in rule.sources:
         console.print(Text(f"  {'source:':<12}{source}"))
     console.print(Text(f"  {'defined in:':<12}{rule.path}:{rule.line}", style="dim"))
+
+
+def _codes_and_env_vars(rule: Rule) -> tuple[list[str], list[str]]:
+    """The rule's `codes` split into error codes and the environment variables it is about; a
+    variable it recommends is left out, as its `env:` line already names it."""
+    remedies = {remedy.name.upper() for remedy in rule.env}
+    codes: list[str] = []
+    env_vars: list[str] = []
+    for code in rule.codes:
+        if code.upper() not in remedies and find_env_var(code) is None:
+            codes.append(code)
+        elif code.upper() not in remedies:
+            env_vars.append(code)
+    return codes, env_vars
 
 
 @rules_group.command("test")

@@ -157,7 +157,7 @@ def test_unknown_code_exits_2_and_suggests_the_nearest(fmt: str) -> None:
 
 
 def test_a_word_is_not_searched_in_rule_texts() -> None:
-    result = run_cli("explain", "memory")
+    result = run_cli("explain", "allocate")  # in 50 lines of the rule files, but no area, code or id
     assert result.exit_code == 2
 
 
@@ -197,3 +197,43 @@ def test_every_knowledge_entry_is_complete_in_both_languages() -> None:
             assert text.en and text.zh, var.name
             assert any("\u4e00" <= char <= "\u9fff" for char in text.zh), var.name
             assert not regex.search(r"\p{Han} \p{Han}", text.zh), f"{var.name}: YAML folding split Chinese"
+
+
+def shown_rule_order(text: str) -> list[str]:
+    return [line.split(":")[0] for line in text.splitlines() if line and not line.startswith(" ")]
+
+
+@pytest.mark.parametrize(
+    ("code", "first"),
+    [
+        ("ERR02200", "hccl.api-call-failed"),
+        ("err02200", "hccl.api-call-failed"),
+        ("EI0002", "hccl.ei0002-notify-timeout"),
+        ("EL0004", "memory.el0004-alloc-failed"),
+    ],
+)
+def test_the_rule_whose_own_title_and_patterns_carry_the_code_comes_first(code: str, first: str) -> None:
+    assert shown_rule_order(explain_text(code))[0] == first
+    assert explain_json(code)["rules"][0]["id"] == first
+
+
+def test_a_rule_that_only_lists_a_code_still_comes_after_the_ones_that_match_it() -> None:
+    order = shown_rule_order(explain_text("ERR02200"))
+    assert order.index("hccl.api-call-failed") < order.index("hccl.init-root-info-failed")
+
+
+def test_an_area_keyword_finds_the_rules_of_that_area_first() -> None:
+    bundled = [rule.id for rule in load_rulebase(()).rules if rule.id.startswith("hccl.")]
+    for query in ("hccl", "HCCL"):
+        order = shown_rule_order(explain_text(query))
+        assert order[: len(bundled)] == bundled
+        assert "distributed.hccl-backend-unknown" in order[len(bundled) :]  # it lists hccl as a code
+
+
+def test_env_vars_a_rule_lists_are_not_shown_as_its_codes() -> None:
+    lines = explain_text("EI0002").splitlines()
+    block = lines[: next(i for i, line in enumerate(lines[1:], 1) if not line.startswith(" "))]
+    codes = next(line for line in block if line.strip().startswith("codes:"))
+    assert "EI0002" in codes and "507048" in codes
+    assert "HCCL_EXEC_TIMEOUT" not in codes
+    assert any("export HCCL_EXEC_TIMEOUT=" in line for line in block)
