@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import sys
 from typing import Any
 
@@ -15,7 +16,7 @@ from ascend_doctor.config import LANGUAGES, default_language
 from ascend_doctor.errors import ConfigError, ExitCode
 from ascend_doctor.knowledge import find_env_var
 from ascend_doctor.model import Rule, plain
-from ascend_doctor.rulebase import load_rulebase
+from ascend_doctor.rulebase import bundled_rules_dir, load_rulebase, rule_files
 from ascend_doctor.selfcheck import check_rules
 
 
@@ -134,8 +135,12 @@ def rules_test(directory: str | None, engine: str) -> None:
     Example:
       ascend-doctor rules test ./my-rules
     """
-    rulebase = load_rulebase([directory] if directory else (), bundled=directory is None, use_cache=False)
-    result = check_rules(rulebase.rules, engine)
+    # DIR is loaded beside the bundled rules, as `--rules DIR` is, so an id it reuses is refused the
+    # same way; DIR being the bundled rules themselves is not a reuse.
+    bundled = directory is None or os.path.realpath(directory) != os.path.realpath(bundled_rules_dir())
+    rulebase = load_rulebase([directory] if directory else (), bundled=bundled, use_cache=False)
+    own = set(rule_files(directory)) if directory else set(rulebase.files)
+    result = check_rules(tuple(rule for rule in rulebase.rules if rule.path in own), engine)
     for problem in result.failures:
         click.echo(f"FAIL {problem.rule_id}: {problem.kind}: {problem.detail}")
     for problem in result.warnings:

@@ -99,3 +99,34 @@ def test_duplicate_id_names_both_places(tmp_path: Path) -> None:
     assert result.exit_code == 2
     assert "duplicate id" in result.stderr and "team.custom-loader-crash" in result.stderr
     assert "team.yaml:2" in result.stderr
+
+
+def test_rules_test_refuses_a_user_rule_that_reuses_a_bundled_id(tmp_path: Path) -> None:
+    directory = rules_dir(
+        tmp_path, GOOD_RULE.replace("team.custom-loader-crash", "memory.el0004-alloc-failed")
+    )
+    log = tmp_path / "a.log"
+    log.write_text("hello\n")
+    tested = run_cli("rules", "test", str(directory))
+    diagnosed = run_cli("diagnose", "--rules", str(directory), str(log))
+    assert tested.exit_code == diagnosed.exit_code == 2
+    assert tested.stdout == ""
+    assert tested.stderr == diagnosed.stderr
+    assert tested.stderr.startswith(
+        f"ascend-doctor: error: {directory / 'team.yaml'}:2: rule memory.el0004-alloc-failed:"
+    )
+    assert "duplicate id (first defined at " in tested.stderr and "memory.yaml" in tested.stderr
+
+
+def test_rules_test_of_a_directory_runs_only_its_own_rules(tmp_path: Path) -> None:
+    result = run_cli("rules", "test", str(rules_dir(tmp_path, GOOD_RULE)))
+    assert result.exit_code == 0
+    assert "(1 rules, 2 examples): passed" in result.stdout
+
+
+def test_rules_test_of_the_bundled_directory_is_not_a_reuse_of_its_ids() -> None:
+    from ascend_doctor.rulebase import bundled_rules_dir
+
+    result = run_cli("rules", "test", bundled_rules_dir())
+    assert result.exit_code == 0, result.stderr
+    assert result.stdout == run_cli("rules", "test").stdout
