@@ -135,7 +135,7 @@ def run_diagnose(request: DiagnoseRequest) -> int:
     _suggest_fast_engine(report, request.engine)
     code = _exit_code(report, request.fail_on, request.exit_zero, missing)
     try:
-        _write(report, request.fmt, request.output, color, rulebase)
+        _write(report, request, color, rulebase)
         if request.fmt == "text" and in_github_actions():
             _annotate_github_job(report)
     except BrokenPipeError:
@@ -239,29 +239,31 @@ def _resolve_paths(paths: Sequence[str]) -> list[str]:
     return places
 
 
-def _write(report: Report, fmt: str, output: str, color: bool | None, rulebase: RuleBase) -> None:
-    renderer_class = RENDERERS[fmt]
-    if output == "-":
-        _write_stdout(renderer_class, report, color, rulebase)
+def _write(report: Report, request: DiagnoseRequest, color: bool | None, rulebase: RuleBase) -> None:
+    to_stdout = request.output == "-"
+    if color is None:  # colour for a terminal only; --color also into a pipe or a file
+        color = to_stdout and sys.stdout is not None and sys.stdout.isatty()
+    renderer = _renderer(request.fmt, color, request.fail_on, rulebase)
+    if to_stdout:
+        _write_stdout(renderer, report)
         return
     try:
-        with open(output, "w", encoding="utf-8") as handle:
-            _render(renderer_class, report, handle, False, rulebase)
+        with open(request.output, "w", encoding="utf-8") as handle:
+            renderer.render(report, handle)
     except OSError as exc:
-        raise InputError(f"cannot write {output}: {exc.strerror or exc}") from None
+        raise InputError(f"cannot write {request.output}: {exc.strerror or exc}") from None
 
 
-def _write_stdout(renderer_class: Any, report: Report, color: bool | None, rulebase: RuleBase) -> None:
+def _write_stdout(renderer: Any, report: Report) -> None:
     stream: TextIO | None = sys.stdout
     if stream is None:
         raise InputError("cannot write the report: standard output is closed (use -o FILE)")
-    use_color = stream.isatty() if color is None else color
     # In Actions the text report is the job log: a path, or a log line wrapped at the terminal
     # width, could start a line with `::` and run as a workflow command.
-    actions_log = renderer_class.name == "text" and in_github_actions()
+    actions_log = renderer.name == "text" and in_github_actions()
     try:
         with _commands_stopped(stream) if actions_log else nullcontext():
-            _render(renderer_class, report, stream, use_color, rulebase)
+            renderer.render(report, stream)
         stream.flush()
     except BrokenPipeError:
         raise
@@ -276,9 +278,10 @@ def _commands_stopped(stream: TextIO) -> Any:
     return commands_stopped(stream)
 
 
-def _render(renderer_class: Any, report: Report, stream: TextIO, color: bool, rulebase: RuleBase) -> None:
-    options = {"text": {"color": color}, "sarif": {"rules": rulebase.rules}}.get(renderer_class.name, {})
-    renderer_class(**options).render(report, stream)
+def _renderer(fmt: str, color: bool, fail_on: str, rulebase: RuleBase) -> Any:
+    renderer_class = RENDERERS[fmt]
+    options = {"text": {"color": color}, "sarif": {"rules": rulebase.rules}, "junit": {"fail_on": fail_on}}
+    return renderer_class(**options.get(renderer_class.name, {}))
 
 
 def _annotate_github_job(report: Report) -> None:

@@ -112,6 +112,19 @@ def test_no_color_output_has_no_escape_codes(tmp_path: Path) -> None:
     assert "\x1b[" not in result.stdout
 
 
+def test_color_flag_colours_a_pipe_and_a_file_with_the_same_text(tmp_path: Path) -> None:
+    import re
+
+    log = write(tmp_path, "train.log", OOM_LOG)
+    plain = run_cli("diagnose", str(log)).stdout
+    assert "\x1b[" not in plain
+    piped = run_cli("diagnose", "--color", str(log), env={"NO_COLOR": "1"}).stdout
+    run_cli("diagnose", "--color", "-o", str(tmp_path / "report.txt"), str(log))
+    for coloured in (piped, (tmp_path / "report.txt").read_text()):
+        assert "\x1b[" in coloured
+        assert re.sub(r"\x1b\[[0-9;]*m", "", coloured) == plain
+
+
 def test_exit_zero_and_fail_on(tmp_path: Path) -> None:
     log = write(tmp_path, "train.log", OOM_LOG)
     assert run_cli("diagnose", "--exit-zero", str(log)).exit_code == 0

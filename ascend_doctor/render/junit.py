@@ -1,4 +1,6 @@
-"""JUnit XML (`--format junit`): a test case per input, a failure per finding seen in it."""
+"""JUnit XML (`--format junit`): a test case per input, a failure per finding seen in it that is
+at least as severe as `--fail-on`; the findings below it are in the case's `system-out`, so that a
+harmless note does not show as a failed test in Jenkins or GitLab."""
 
 from __future__ import annotations
 
@@ -6,7 +8,7 @@ import re
 import xml.etree.ElementTree as ET
 from typing import TextIO
 
-from ascend_doctor.model import Finding, InputRecord, Report
+from ascend_doctor.model import Finding, InputRecord, Report, Severity
 from ascend_doctor.render.advice import advice_lines, evidence_line, labels
 
 # Characters XML 1.0 cannot carry at all, escaped or not (control codes, lone surrogates, U+FFFE/F).
@@ -28,21 +30,31 @@ def failure_body(finding: Finding, path: str, lang: str) -> str:
     return "\n".join(lines)
 
 
-def testcase(record: InputRecord, findings: list[Finding], lang: str) -> ET.Element:
+def testcase(record: InputRecord, findings: list[Finding], lang: str, threshold: int) -> ET.Element:
     case = ET.Element("testcase", classname="ascend-doctor", name=xml_text(record.path))
     if record.skipped:
         ET.SubElement(case, "skipped", message=xml_text(record.reason))
+    below = []
     for finding in findings:
         rule = finding.rule
-        failure = ET.SubElement(case, "failure", message=xml_text(rule.title.get(lang).strip()), type=rule.id)
+        title = rule.title.get(lang).strip()
+        if rule.severity.weight < threshold:
+            below.append(
+                f"{rule.severity.value}: {title} ({rule.id})\n{failure_body(finding, record.path, lang)}"
+            )
+            continue
+        failure = ET.SubElement(case, "failure", message=xml_text(title), type=rule.id)
         failure.text = xml_text(failure_body(finding, record.path, lang))
+    if below:
+        ET.SubElement(case, "system-out").text = xml_text("\n\n".join(below))
     return case
 
 
-def testsuite(report: Report) -> ET.Element:
+def testsuite(report: Report, fail_on: str = "error") -> ET.Element:
     """All inputs, in input order, with the counts of failed and skipped ones."""
+    threshold = Severity(fail_on).weight if fail_on != "never" else Severity.ERROR.weight + 1
     cases = [
-        testcase(record, [f for f in report.findings if record.path in f.paths], report.lang)
+        testcase(record, [f for f in report.findings if record.path in f.paths], report.lang, threshold)
         for record in report.inputs
     ]
     counts = (
@@ -59,8 +71,11 @@ def testsuite(report: Report) -> ET.Element:
 class JunitRenderer:
     name = "junit"
 
+    def __init__(self, fail_on: str = "error") -> None:
+        self.fail_on = fail_on
+
     def render(self, report: Report, stream: TextIO) -> None:
-        suite = testsuite(report)
+        suite = testsuite(report, self.fail_on)
         root = ET.Element("testsuites", name="ascend-doctor", **{key: suite.get(key, "") for key in COUNTS})
         root.append(suite)
         ET.indent(root)

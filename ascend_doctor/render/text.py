@@ -113,16 +113,21 @@ def _print_styled(lines: list[Line], stream: TextIO, width: int) -> None:
     from rich.console import Console
     from rich.text import Text
 
+    # Colour was asked for (a terminal, or --color): forced, even into a pipe or a file and with
+    # NO_COLOR set, which the caller has already weighed (rich would drop it). Only a terminal
+    # wraps the lines.
+    terminal = stream.isatty()
     console = Console(
         file=stream,
-        color_system="auto",
+        no_color=False,
+        color_system="auto" if terminal else "standard",
         markup=False,
         highlight=False,
         emoji=False,
         width=width or None,
     )
     for line in lines:
-        console.print(Text.assemble(*line))
+        console.print(Text.assemble(*line), soft_wrap=not terminal)
 
 
 def _seen(finding: Finding, labels: dict[str, str]) -> str:

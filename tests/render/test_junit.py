@@ -12,7 +12,7 @@ from tests.render.sample import OOM, finding, render, sample_report
 
 
 def test_cases_failures_and_counts() -> None:
-    root = ET.fromstring(render("junit", sample_report()))
+    root = ET.fromstring(render("junit", sample_report(), fail_on="info"))
     suite = root.find("testsuite")
     assert suite is not None
     assert {key: suite.get(key) for key in ("tests", "failures", "errors", "skipped")} == {
@@ -29,6 +29,28 @@ def test_cases_failures_and_counts() -> None:
     assert "Fix: " in (rank0[0].text or "") and "logs/rank0.log:41" in (rank0[0].text or "")
     skipped = cases["logs/core.bin"].find("skipped")
     assert skipped is not None and skipped.get("message") == "binary file"
+
+
+def test_findings_below_fail_on_are_output_not_failures() -> None:
+    """A harmless note must not turn a Jenkins or GitLab test report red when the exit code is 0."""
+    suite = ET.fromstring(render("junit", sample_report())).find("testsuite")
+    assert suite is not None and suite.get("failures") == "1"
+    rank0 = next(case for case in suite.iter("testcase") if case.get("name") == "logs/rank0.log")
+    assert [f.get("type") for f in rank0.findall("failure")] == ["sample.device-oom"]
+    assert (rank0.findtext("system-out") or "").startswith(
+        "info: Sample timeout setting (sample.timeout-setting)"
+    )
+    never = ET.fromstring(render("junit", sample_report(), fail_on="never")).find("testsuite")
+    assert never is not None and never.get("failures") == "0" and not never.findall("testcase/failure")
+
+
+def test_cli_junit_follows_fail_on(tmp_path: Path) -> None:
+    log = tmp_path / "train.log"
+    log.write_text("EL0004: Failed to allocate memory.\n")
+    failing = ET.fromstring(run_cli("diagnose", "-f", "junit", str(log)).stdout)
+    assert failing.get("failures") == "1"
+    passing = run_cli("diagnose", "-f", "junit", "--fail-on", "never", str(log))
+    assert passing.exit_code == 0 and ET.fromstring(passing.stdout).get("failures") == "0"
 
 
 def test_control_characters_in_logs_are_dropped() -> None:
