@@ -39,10 +39,26 @@ def rules_group() -> None:
     """
 
 
+def _known_category(ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:
+    """A category of the taxonomy, refused as click refuses a bad choice. The taxonomy is read only
+    when the option is given: this module is imported on every command line click parses."""
+    if value is None:
+        return None
+    from ascend_doctor.taxonomy import categories
+
+    return str(click.Choice(list(categories())).convert(value, param, ctx))
+
+
 @rules_group.command("list")
 @click.option("--rules", "rules_dirs", multiple=True, metavar="DIR", help="Also load the rules in DIR.")
 @click.option("-f", "--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
-@click.option("--category", default=None, help="Only rules of this category.")
+@click.option(
+    "--category",
+    default=None,
+    metavar="CATEGORY",
+    callback=_known_category,
+    help="Only rules of this category.",
+)
 def rules_list(rules_dirs: tuple[str, ...], fmt: str, category: str | None) -> None:
     """List every rule: id, category, severity and title (JSON: every field).
 

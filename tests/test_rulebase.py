@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -10,6 +11,7 @@ import yaml
 from ascend_doctor.literals import required_literals
 from ascend_doctor.rulebase import load_rulebase
 from ascend_doctor.taxonomy import categories
+from tests.conftest import run_cli
 
 RULES = load_rulebase(use_cache=False).rules
 BY_ID = pytest.mark.parametrize("rule", RULES, ids=[rule.id for rule in RULES])
@@ -50,3 +52,18 @@ def test_packaged_taxonomy_matches_the_shared_one() -> None:
     if not shared.exists():
         pytest.skip("shared/ is not beside this checkout")
     assert categories() == yaml.safe_load(shared.read_text(encoding="utf-8"))["categories"]
+
+
+def test_rules_list_of_an_unknown_category_is_a_usage_error_naming_the_valid_ones() -> None:
+    result = run_cli("rules", "list", "--category", "nope")
+    assert result.exit_code == 2
+    assert result.stdout == ""
+    assert "Invalid value for '--category': 'nope' is not one of" in result.stderr
+    assert all(f"'{category}'" in result.stderr for category in categories())
+
+
+def test_rules_list_of_a_category_lists_exactly_its_rules() -> None:
+    result = run_cli("rules", "list", "--category", "hccl_timeout", "--format", "json")
+    assert result.exit_code == 0
+    listed = [rule["id"] for rule in json.loads(result.stdout)]
+    assert listed == [rule.id for rule in RULES if rule.category == "hccl_timeout"] != []
