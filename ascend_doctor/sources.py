@@ -15,12 +15,14 @@ SNIFF = 8192
 
 class InputItem(NamedTuple):
     """One thing to read: a file or stdin, or something skipped with the reason why. `size` is
-    what the walk saw (-1 where it did not look: stdin, a named file, a symbolic link)."""
+    what the walk saw (-1 where it did not look: stdin, a named file, a symbolic link), and
+    `identity` the file's (device, inode) where the walk had it."""
 
     path: str
     explicit: bool
     skip_reason: str = ""
     size: int = -1
+    identity: tuple[int, int] | None = None
 
     @property
     def is_stdin(self) -> bool:
@@ -85,20 +87,48 @@ def _entry_item(entry: os.DirEntry[str]) -> InputItem:
     except OSError:
         return InputItem(entry.path, False, _classify(entry.path, explicit=False) or "")
     reason = _classify(entry.path, False, info)
-    return InputItem(entry.path, False, reason or "", -1 if stat.S_ISLNK(info.st_mode) else info.st_size)
+    if stat.S_ISLNK(info.st_mode):
+        return InputItem(entry.path, False, reason or "")
+    return InputItem(entry.path, False, reason or "", info.st_size, (info.st_dev, info.st_ino))
 
 
 def expand(paths: Sequence[str]) -> list[InputItem]:
-    """The inputs named on the command line, directories walked, in a stable order."""
+    """The inputs named on the command line, directories walked, in a stable order. A file met
+    twice (named and in a directory named, or through a link) is read once: the second is
+    skipped, saying which input it repeats, or its findings would count twice."""
     items: list[InputItem] = []
+    first_seen: dict[tuple[int, int], str] = {}
+    for item in _named(paths):
+        identity = _identity(item)
+        if identity in first_seen:
+            item = item._replace(skip_reason=f"the same file as {first_seen[identity]}")
+        elif identity is not None:
+            first_seen[identity] = item.label
+        items.append(item)
+    return items
+
+
+def _named(paths: Sequence[str]) -> Iterator[InputItem]:
     for path in paths:
         if path == STDIN:
-            items.append(InputItem(STDIN, True))
+            yield InputItem(STDIN, True)
         elif os.path.isdir(path):
-            items.extend(_walk(path))
+            yield from _walk(path)
         else:
-            items.append(InputItem(path, True, _classify(path, explicit=True) or ""))
-    return items
+            yield InputItem(path, True, _classify(path, explicit=True) or "")
+
+
+def _identity(item: InputItem) -> tuple[int, int] | None:
+    """(device, inode) of a file to read; None for stdin and what is skipped anyway."""
+    if item.skip_reason or item.is_stdin:
+        return None
+    if item.identity is not None:
+        return item.identity
+    try:
+        info = os.stat(item.path)
+    except OSError:
+        return None
+    return info.st_dev, info.st_ino
 
 
 GZIP, BZIP2, XZ, ZSTD = b"\x1f\x8b", b"BZh", b"\xfd7zXZ\x00", b"\x28\xb5\x2f\xfd"  # magic bytes

@@ -207,3 +207,18 @@ def test_the_output_may_not_replace_a_log_being_diagnosed(tmp_path: Path) -> Non
     assert run_cli("diagnose", str(log.parent), "-o", str(earlier)).exit_code == 1
     assert run_cli("diagnose", str(log.parent), "-o", str(earlier)).exit_code == 1
     assert earlier.read_text().startswith("Diagnosis: ")
+
+
+def test_a_file_named_twice_is_read_once_and_the_repeat_is_listed(tmp_path: Path) -> None:
+    logs = tmp_path / "logs"
+    logs.mkdir()
+    (logs / "rank0.log").write_text(OOM)
+    (logs / "latest.log").symlink_to(logs / "rank0.log")
+    report, result = diagnose_json(str(logs / "rank0.log"), str(logs), str(logs / "rank0.log"))
+    read = [record for record in report["inputs"] if record["status"] == "read"]
+    assert [Path(record["path"]).name for record in read] == ["rank0.log"]
+    repeats = [record for record in report["inputs"] if record["status"] == "skipped"]
+    assert len(repeats) == 3
+    assert {record["reason"] for record in repeats} == {f"the same file as {logs / 'rank0.log'}"}
+    assert report["findings"][0]["count"] == 1
+    assert "latest.log: the same file as" in result.stderr
