@@ -30,7 +30,7 @@ from ascend_doctor.progress import byte_progress
 from ascend_doctor.render import RENDERERS
 from ascend_doctor.render.base import printable
 from ascend_doctor.rulebase import RuleBase, load_rulebase
-from ascend_doctor.sources import SNIFF, STDIN, report_reason
+from ascend_doctor.sources import EMPTY_STDIN, SNIFF, STDIN, report_reason
 
 FAIL_ON = ("error", "warning", "info", "never")
 ENGINES = ("auto", "python", "hyperscan")
@@ -130,7 +130,7 @@ def run_diagnose(request: DiagnoseRequest) -> int:
     with byte_progress() as progress:
         stdin = sys.stdin.buffer if sys.stdin is not None else None
         report = diagnose(targets, rulebase, options, stdin=stdin, progress=progress)
-    _require_something_read(report)
+    _require_something_read(report, implicit_stdin=not request.paths)
     missing = _notify_inputs(report)
     _suggest_fast_engine(report, request.engine)
     code = _exit_code(report, request.fail_on, request.exit_zero, missing)
@@ -185,12 +185,17 @@ def _suggest_fast_engine(report: Report, engine: str) -> None:
     )
 
 
-def _require_something_read(report: Report) -> None:
+def _require_something_read(report: Report, implicit_stdin: bool) -> None:
     """Nothing readable at all is an input error, not an empty report."""
     if any(not record.skipped for record in report.inputs):
         return
     if len(report.inputs) == 1:
         record = report.inputs[0]
+        if implicit_stdin and record.reason == EMPTY_STDIN:  # a CI step with no path and no pipe
+            raise InputError(
+                "no log given, and nothing came in on standard input: pass a log file or directory, "
+                "or '-' with a pipe"
+            )
         raise InputError(f"cannot read {record.path}: {record.reason}")
     _notify_inputs(report)
     raise InputError(f"nothing to read: all {len(report.inputs)} input(s) were skipped")

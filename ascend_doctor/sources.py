@@ -10,6 +10,7 @@ from collections.abc import Iterator, Sequence
 from typing import Any, BinaryIO, NamedTuple
 
 STDIN = "-"
+EMPTY_STDIN = "empty input: nothing came in on standard input"
 SNIFF = 8192
 
 
@@ -210,6 +211,8 @@ def open_input(item: InputItem, stdin: BinaryIO | None = None) -> tuple[OpenedIn
     except errors as exc:
         raw.close()
         return None, f"cannot read: {exc}"
+    if item.is_stdin and not first:
+        return None, EMPTY_STDIN
     if b"\x00" in first and first.startswith((b"\xff\xfe", b"\xfe\xff")):
         utf16 = _Utf16AsUtf8(io.BufferedReader(_Prefixed(first, stream)))
         return OpenedInput(utf16, utf16.read(SNIFF), "UTF-16 text, decoded", raw, errors), ""

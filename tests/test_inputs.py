@@ -155,6 +155,30 @@ def test_no_path_and_no_log_places_is_a_clear_error(tmp_path: Path, monkeypatch)
     assert "no log given" in result.stderr
 
 
+@pytest.mark.parametrize(
+    ("args", "said"),
+    [
+        ((), "no log given, and nothing came in on standard input"),
+        (("-",), "cannot read <stdin>: empty input"),
+    ],
+    ids=["no path (a CI step without a pipe)", "dash"],
+)
+def test_empty_stdin_is_an_input_error_like_an_empty_file(tmp_path: Path, args: tuple, said: str) -> None:
+    result = run_cli("diagnose", *args, stdin=b"")
+    assert result.exit_code == 2
+    assert said in result.stderr
+    (tmp_path / "empty.log").write_bytes(b"")
+    assert run_cli("diagnose", str(tmp_path / "empty.log")).exit_code == 2
+
+
+def test_empty_stdin_beside_a_log_is_listed_and_the_log_diagnosed(tmp_path: Path) -> None:
+    (tmp_path / "rank0.log").write_text(OOM)
+    report, result = diagnose_json("-", str(tmp_path / "rank0.log"), stdin=b"")
+    assert report["inputs"][0]["reason"] == "empty input: nothing came in on standard input"
+    assert "skipped <stdin>: empty input" in result.stderr
+    assert report["findings"][0]["category"] == "device_out_of_memory"
+
+
 def test_all_inputs_skipped_is_exit_2(tmp_path: Path) -> None:
     (tmp_path / "a.log").write_bytes(b"")
     (tmp_path / "b.log").write_bytes(b"")
