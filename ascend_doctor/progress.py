@@ -33,13 +33,27 @@ def byte_progress() -> Iterator[Progress | None]:
 
 
 class _TerminalBar:
+    """A bar for a known total over SHOW_ABOVE_BYTES; for an unknown one (stdin), a counter that
+    starts once that much has been read, so a short pipe shows nothing."""
+
     def __init__(self, stack: ExitStack) -> None:
         self._stack = stack
         self._advance: Callable[[int], None] | None = None
+        self._uncounted = 0
 
     def sized(self, total: int | None) -> None:
-        if total is not None and total < SHOW_ABOVE_BYTES:
-            return
+        if total is None:
+            self._advance = self._count_until_large
+        elif total >= SHOW_ABOVE_BYTES:
+            self._start(total)
+
+    def _count_until_large(self, count: int) -> None:
+        self._uncounted += count
+        if self._uncounted >= SHOW_ABOVE_BYTES:
+            self._start(None)
+            self(self._uncounted)
+
+    def _start(self, total: int | None) -> None:
         from rich.console import Console
         from rich.progress import (
             BarColumn,

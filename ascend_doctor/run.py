@@ -118,6 +118,8 @@ def run_diagnose(request: DiagnoseRequest) -> int:
     rulebase = load_rulebase(request.rules_dirs, use_cache=not request.no_cache)
     targets = _resolve_paths(request.paths)
     _refuse_writing_over_a_log(request.output, targets)
+    if STDIN in targets and stdin_is_terminal():
+        say("ascend-doctor: reading the log from the terminal: paste it, then press Ctrl-D")
     color = request.color
     if color is None and no_color_requested():
         color = False

@@ -19,7 +19,7 @@ LINE = b"[rank3] step 120: loss 2.31, lr 1e-4, tokens/s 4096, grad norm 0.84\n"
 FAILURE = b"EL0004: Failed to allocate memory\n"
 
 
-def _run_with_terminal_stderr(args: list[str]) -> tuple[bytes, str]:
+def _run_with_terminal_stderr(args: list[str], stdin: bytes | None = None) -> tuple[bytes, str]:
     """(stdout through a pipe, what stderr's terminal showed)."""
     leader, follower = os.openpty()
     shown = bytearray()
@@ -40,7 +40,11 @@ def _run_with_terminal_stderr(args: list[str]) -> tuple[bytes, str]:
     env.pop("NO_COLOR", None)
     try:
         done = subprocess.run(
-            [sys.executable, "-m", "ascend_doctor", *args], stdout=subprocess.PIPE, stderr=follower, env=env
+            [sys.executable, "-m", "ascend_doctor", *args],
+            input=stdin,
+            stdout=subprocess.PIPE,
+            stderr=follower,
+            env=env,
         )
     finally:
         os.close(follower)
@@ -86,3 +90,12 @@ def test_a_small_log_shows_no_progress(tmp_path: Path) -> None:
     report, terminal = _run_with_terminal_stderr([str(log)])
     assert terminal == ""
     assert b"EL0004" in report
+
+
+def test_a_short_pipe_shows_no_progress_and_a_long_one_does() -> None:
+    _, terminal = _run_with_terminal_stderr(["-"], stdin=LINE * 1000 + FAILURE)
+    assert terminal == ""
+    _, terminal = _run_with_terminal_stderr(
+        ["-"], stdin=LINE * (SHOW_ABOVE_BYTES // len(LINE) + 1000) + FAILURE
+    )
+    assert "scanning" in terminal
