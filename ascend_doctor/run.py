@@ -132,6 +132,7 @@ def run_diagnose(request: DiagnoseRequest) -> int:
     with byte_progress() as progress:
         stdin = sys.stdin.buffer if sys.stdin is not None else None
         report = diagnose(targets, rulebase, options, stdin=stdin, progress=progress)
+    _suggest_a_command(request.paths, report)
     _require_something_read(report, implicit_stdin=not request.paths)
     missing = _notify_inputs(report)
     _suggest_fast_engine(report, request.engine)
@@ -185,6 +186,21 @@ def _suggest_fast_engine(report: Report, engine: str) -> None:
         "per core; `pip install 'ascend-doctor[fast]'` reads logs about ten times faster, "
         "with the same findings"
     )
+
+
+def _suggest_a_command(paths: Sequence[str], report: Report) -> None:
+    """A mistyped command (`explian EL0004`) was taken for a missing file: name the command."""
+    missing = [record.path for record in report.inputs if record.reason == "no such file or directory"]
+    if not paths or paths[0] not in missing:
+        return
+    from difflib import get_close_matches
+
+    from ascend_doctor.quick_args import COMMANDS
+
+    for command in get_close_matches(paths[0], COMMANDS, n=1):
+        say(
+            f"ascend-doctor: '{paths[0]}' is not a file or a command; did you mean 'ascend-doctor {command}'?"
+        )
 
 
 def _require_something_read(report: Report, implicit_stdin: bool) -> None:

@@ -238,3 +238,10 @@ def test_a_big_scan_without_hyperscan_points_at_the_fast_extra(
     assert ("ascend-doctor[fast]" in result.stderr) is told
     if told:
         assert "3 MB were read without hyperscan" in result.stderr
+
+
+def test_a_mistyped_command_is_named_not_only_reported_as_a_missing_file() -> None:
+    result = run_cli("explian", "EL0004")
+    assert result.exit_code == 2
+    assert "did you mean 'ascend-doctor explain'?" in result.stderr
+    assert "did you mean" not in run_cli("train.log").stderr
