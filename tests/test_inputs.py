@@ -253,3 +253,18 @@ def test_a_file_named_twice_is_read_once_and_the_repeat_is_listed(tmp_path: Path
     assert {record["reason"] for record in repeats} == {f"the same file as {logs / 'rank0.log'}"}
     assert report["findings"][0]["count"] == 1
     assert "latest.log: the same file as" in result.stderr
+
+
+def test_archives_are_named_as_archives_not_binaries(tmp_path: Path) -> None:
+    import tarfile
+    import zipfile
+
+    log = tmp_path / "rank0.log"
+    log.write_text(OOM)
+    with tarfile.open(tmp_path / "logs.tar.gz", "w:gz") as archive:
+        archive.add(log, "rank0.log")
+    with zipfile.ZipFile(tmp_path / "logs.zip", "w") as archive:
+        archive.write(log, "rank0.log")
+    records = inputs_by_name(diagnose_json(str(tmp_path))[0])
+    assert records["logs.tar.gz"]["reason"] == "a tar archive: extract it and diagnose the directory"
+    assert records["logs.zip"]["reason"] == "a zip archive: extract it and diagnose the directory"
