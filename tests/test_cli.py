@@ -149,6 +149,14 @@ def test_chinese_report(tmp_path: Path) -> None:
     assert any("\u4e00" <= ch <= "\u9fff" for ch in chinese["findings"][0]["cause"])
 
 
+@pytest.mark.parametrize("fmt", ["text", "markdown"])
+def test_a_chinese_report_labels_severity_and_confidence_in_chinese(tmp_path: Path, fmt: str) -> None:
+    log = write(tmp_path, "train.log", OOM_LOG)
+    shown = run_cli("diagnose", "--lang", "zh", "-f", fmt, str(log)).stdout
+    assert "错误" in shown and "置信度 0.90" in shown
+    assert "confidence" not in shown and "error ·" not in shown and "**error**" not in shown
+
+
 def test_unknown_format_is_a_usage_error(tmp_path: Path) -> None:
     result = run_cli("diagnose", "--format", "yaml", "x.log")
     assert result.exit_code == 2

@@ -29,6 +29,11 @@ LABELS = {
         "more": "… and {count} more line(s)",
         "footer": "ascend-doctor {version}: read {inputs} input(s), {lines:,} lines, {rules} rules",
         "skipped": "; skipped {count} (listed on stderr)",
+        "confidence": "confidence {value:.2f}",
+        "category": "category",
+        "error": "error",
+        "warning": "warning",
+        "info": "info",
     },
     "zh": {
         "diagnosis": "诊断",
@@ -44,6 +49,11 @@ LABELS = {
         "more": "…… 另有 {count} 行",
         "footer": "ascend-doctor {version}：读取 {inputs} 个输入，{lines:,} 行，{rules} 条规则",
         "skipped": "；跳过 {count} 个（见 stderr）",
+        "confidence": "置信度 {value:.2f}",
+        "category": "类别",
+        "error": "错误",
+        "warning": "警告",
+        "info": "提示",
     },
 }
 MESSAGES = {

@@ -50,17 +50,18 @@ def fenced(body: str, info: str = "text") -> str:
     return f"{fence}{info}\n{body}\n{fence}\n"
 
 
-def _meta(finding: Finding) -> str:
+def _meta(finding: Finding, words: dict[str, str]) -> str:
     rule = finding.rule
-    parts = [f"**{rule.severity.value}**", f"`{rule.id}`", f"category `{rule.category}`"]
-    parts.append(f"confidence {finding.confidence:.2f}")
+    parts = [f"**{words[rule.severity.value]}**", f"`{rule.id}`", f"{words['category']} `{rule.category}`"]
+    parts.append(words["confidence"].format(value=finding.confidence))
     parts.append(
-        f"seen {finding.count}×" + (f" in {len(finding.paths)} files" if len(finding.paths) > 1 else "")
+        words["seen"].format(count=finding.count)
+        + (" " + words["files"].format(count=len(finding.paths)) if len(finding.paths) > 1 else "")
     )
     if finding.ranks:
         parts.append("ranks " + ", ".join(str(rank) for rank in finding.ranks))
     if finding.related_to:
-        parts.append(f"{finding.role} of `{finding.related_to}`")
+        parts.append(f"{words[finding.role]} `{finding.related_to}`")
     return " · ".join(parts)
 
 
@@ -85,7 +86,7 @@ def finding_block(finding: Finding, position: int, lang: str, budget: Budget) ->
     words = labels(lang)
     parts = [
         f"### {position}. {prose(rule.title.get(lang))}\n",
-        f"{_meta(finding)}\n",
+        f"{_meta(finding, words)}\n",
         f"**{words['cause']}:** {prose(rule.cause.get(lang))}\n",
         f"**{words['fix']}:** {prose(rule.fix.get(lang))}\n",
     ]

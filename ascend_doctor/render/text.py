@@ -66,10 +66,11 @@ class TextRenderer:
         head: Line = [(f"{position}. ", "bold"), (rule.title.get(lang), "bold")]
         if finding.related_to:
             head.append((f"  ({labels[finding.role]} {finding.related_to})", "dim"))
-        facts = (rule.category, rule.id, f"confidence {finding.confidence:.2f}", _seen(finding, labels))
+        confidence = labels["confidence"].format(value=finding.confidence)
+        facts = (rule.category, rule.id, confidence, _seen(finding, labels))
         meta: Line = [
             ("   ", ""),
-            (rule.severity.value, SEVERITY_STYLE[rule.severity.value]),
+            (labels[rule.severity.value], SEVERITY_STYLE[rule.severity.value]),
             (" · " + " · ".join(facts), "dim"),
         ]
         lines = [head, meta]
