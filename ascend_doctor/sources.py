@@ -277,12 +277,10 @@ def report_reason(first: bytes) -> str:
 
 
 def _binary_reason(first: bytes, piped: bool = False) -> str:
+    if piped:  # a job's output piped in is a log by intent: one stray NUL must not cost the diagnosis
+        return ""
     if first.startswith(b"PK\x03\x04"):
         return "a zip archive: extract it and diagnose the directory"
     if first[257:262] == b"ustar":
         return "a tar archive: extract it and diagnose the directory"
-    if b"\x00" not in first:
-        return ""
-    if piped:  # a job's output piped in is a log by intent: one stray NUL must not cost the diagnosis
-        return ""
-    return "binary file (contains NUL bytes)"
+    return "binary file (contains NUL bytes)" if b"\x00" in first else ""

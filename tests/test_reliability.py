@@ -87,7 +87,9 @@ piece = st.one_of(
     st.binary(max_size=40),
 )
 hostile_log = (
-    st.lists(piece, max_size=30).map(b"".join).filter(lambda data: not data.startswith(COMPRESSION_MAGIC))
+    st.lists(piece, max_size=30)
+    .map(b"".join)
+    .filter(lambda data: data and not data.startswith(COMPRESSION_MAGIC))
 )
 FUZZ = settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 
