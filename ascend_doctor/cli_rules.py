@@ -152,9 +152,10 @@ def rules_test(directory: str | None, engine: str) -> None:
       ascend-doctor rules test ./my-rules
     """
     # DIR is loaded beside the bundled rules, as `--rules DIR` is, so an id it reuses is refused the
-    # same way; DIR being the bundled rules themselves is not a reuse.
-    bundled = directory is None or os.path.realpath(directory) != os.path.realpath(bundled_rules_dir())
-    rulebase = load_rulebase([directory] if directory else (), bundled=bundled, use_cache=False)
+    # same way; DIR being the bundled rules themselves, or one of their files, is not a reuse.
+    shipped = os.path.realpath(bundled_rules_dir())
+    inside = directory is not None and os.path.commonpath([os.path.realpath(directory), shipped]) == shipped
+    rulebase = load_rulebase([directory] if directory else (), bundled=not inside, use_cache=False)
     own = set(rule_files(directory)) if directory else set(rulebase.files)
     result = check_rules(tuple(rule for rule in rulebase.rules if rule.path in own), engine)
     for problem in result.failures:

@@ -130,3 +130,11 @@ def test_rules_test_of_the_bundled_directory_is_not_a_reuse_of_its_ids() -> None
     result = run_cli("rules", "test", bundled_rules_dir())
     assert result.exit_code == 0, result.stderr
     assert result.stdout == run_cli("rules", "test").stdout
+
+
+def test_rules_test_of_one_bundled_rule_file_tests_that_file() -> None:
+    from ascend_doctor.rulebase import bundled_rules_dir
+
+    result = run_cli("rules", "test", str(Path(bundled_rules_dir()) / "hccl.yaml"))
+    assert result.exit_code == 0, result.stderr
+    assert "0 failed" in result.stdout and "(240 rules" not in result.stdout
