@@ -13,6 +13,7 @@ TIMEOUT = (
 )
 UCX = "[node2:31337] pml_ucx.c:175 Error: Failed to receive UCX worker address: Not found (-13)\n"
 HCCL_INIT = 'RuntimeError: Ascend collective Error: "HcclCommInitRootInfo failed. | Error Number 2\n'
+PIP_WARNING = "WARNING: Ignoring invalid distribution -orch (/usr/lib/python3/site-packages)\n"
 
 
 def _ranks(tmp_path: Path, rank3: str | None) -> Path:
@@ -39,8 +40,9 @@ def test_timeouts_waiting_for_a_rank_whose_log_was_read_do_not_call_it_missing(t
 
 def test_a_cause_outside_ascend_is_the_verdict_only_when_no_ascend_cause_was_found(tmp_path: Path) -> None:
     alone = tmp_path / "ucx.log"
-    alone.write_text(UCX)
+    alone.write_text(PIP_WARNING + UCX)
     report, _ = diagnose_json(str(alone))
+    assert [finding["severity"] for finding in report["findings"]] == ["error", "warning"]
     assert report["verdict"].startswith("This is not an Ascend failure: ")
     both = tmp_path / "both.log"
     both.write_text(UCX + HCCL_INIT)

@@ -6,10 +6,10 @@ import re
 from typing import Protocol, TextIO
 
 from ascend_doctor.events import rank_of_path
-from ascend_doctor.model import Finding, Report
+from ascend_doctor.model import Finding, Report, Severity
 
-# Categories whose verdict says the job did not fail on Ascend: said only when no other cause (a
-# finding that is not a symptom or consequence of another) was found.
+# Categories whose verdict says the job did not fail on Ascend: said only when no other error was
+# found that is a cause (not a symptom or consequence of another finding).
 NOT_A_FAILURE = ("not_ascend", "no_failure")
 _CONTROL = re.compile(r"[\x00-\x08\x0a-\x1f\x7f-\x9f]")
 
@@ -173,7 +173,13 @@ def verdict(report: Report) -> str:
         return message(report, "nothing")
     top = report.findings[0]
     title = top.rule.title.get(report.lang)
-    ascend_causes = [f for f in report.findings if f.role == "cause" and f.rule.category not in NOT_A_FAILURE]
+    ascend_causes = [
+        finding
+        for finding in report.findings
+        if finding.role == "cause"
+        and finding.rule.severity is Severity.ERROR
+        and finding.rule.category not in NOT_A_FAILURE
+    ]
     if top.rule.category in NOT_A_FAILURE and not ascend_causes:
         return message(report, top.rule.category, title=title)
     started = spread(report)
