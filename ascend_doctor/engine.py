@@ -221,10 +221,12 @@ def diagnose(
     *,
     stdin: BinaryIO | None = None,
     progress: Progress | None = None,
+    items: Sequence[InputItem] | None = None,
 ) -> Report:
-    """Scan every input with every rule and rank what was found."""
+    """Scan every input with every rule and rank what was found. `items`: `paths` already
+    expanded by the caller (the walk of a big tree is not done twice)."""
     options = options or ScanOptions()
-    items = expand(paths)
+    items = expand(paths) if items is None else items
     if progress is not None:
         progress.sized(None if any(item.is_stdin for item in items) else sum(map(_size, items)))
     records: list[InputRecord] = []

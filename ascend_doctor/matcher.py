@@ -50,7 +50,7 @@ class Hit(NamedTuple):
     rule_index: int
     pattern_index: int
     captures: tuple[tuple[str, str], ...]
-    span: tuple[int, int] = (0, 0)
+    span: tuple[int, int]
 
 
 class LiteralIndex(NamedTuple):

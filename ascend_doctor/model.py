@@ -21,6 +21,10 @@ class Severity(str, Enum):
     def weight(self) -> int:
         return {"error": 3, "warning": 2, "info": 1}[self.value]
 
+    def fails(self, fail_on: str) -> bool:
+        """Whether a finding this severe fails a run under `--fail-on` (`never`: none does)."""
+        return fail_on != "never" and self.weight >= Severity(fail_on).weight
+
 
 class Confidence(str, Enum):
     """How specific the rule's patterns are."""

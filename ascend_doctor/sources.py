@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import io
 import os
+import re
 import stat
 import zlib
 from collections.abc import Iterator, Sequence
@@ -94,19 +95,25 @@ def _entry_item(entry: os.DirEntry[str]) -> InputItem:
 
 
 def expand(paths: Sequence[str]) -> list[InputItem]:
-    """The inputs named on the command line, directories walked, in a stable order. A file met
-    twice (named and in a directory named, or through a link) is read once: the second is
-    skipped, saying which input it repeats, or its findings would count twice."""
-    items: list[InputItem] = []
-    first_seen: dict[tuple[int, int], str] = {}
-    for item in _named(paths):
-        identity = _identity(item)
-        if identity in first_seen:
-            item = item._replace(skip_reason=f"the same file as {first_seen[identity]}")
-        elif identity is not None:
-            first_seen[identity] = item.label
-        items.append(item)
-    return items
+    """The inputs named on the command line, directories walked, in a stable order, each with its
+    identity. A file met twice (named and in a directory named, or through a link) is read once,
+    by its own name rather than a link's (the name may carry the rank); the others are skipped,
+    saying which input they repeat, or its findings would count twice."""
+    items = [item._replace(identity=_identity(item)) for item in _named(paths)]
+    kept: dict[tuple[int, int], InputItem] = {}
+    for item in items:
+        if item.identity is not None and (item.identity not in kept or _is_link(kept[item.identity])):
+            kept[item.identity] = item
+    return [
+        item._replace(skip_reason=f"the same file as {kept[item.identity].label}")
+        if item.identity is not None and kept[item.identity] is not item
+        else item
+        for item in items
+    ]
+
+
+def _is_link(item: InputItem) -> bool:
+    return item.size < 0 and os.path.islink(item.path)
 
 
 def _named(paths: Sequence[str]) -> Iterator[InputItem]:
@@ -216,7 +223,7 @@ def open_input(item: InputItem, stdin: BinaryIO | None = None) -> tuple[OpenedIn
     if b"\x00" in first and first.startswith((b"\xff\xfe", b"\xfe\xff")):
         utf16 = _Utf16AsUtf8(io.BufferedReader(_Prefixed(first, stream)))
         return OpenedInput(utf16, utf16.read(SNIFF), "UTF-16 text, decoded", raw, errors), ""
-    reason = _binary_reason(first, piped=item.is_stdin) or ("" if item.is_stdin else report_reason(first))
+    reason = _binary_reason(first, piped=item.is_stdin) or report_reason(item, first)
     if reason:
         raw.close()
         return None, reason
@@ -255,25 +262,38 @@ class _Utf16AsUtf8:
         return len(data)
 
 
-# How each of ascend-doctor's own report formats begins. A report an earlier run wrote into a log
-# directory (a CI step's `-o logs/report.sarif`) is not a log: it quotes evidence lines and, in
-# SARIF, every rule's help text, which would be diagnosed as a second failure.
-REPORT_STARTS = (b"Diagnosis: ", "诊断: ".encode(), b"## ascend-doctor: ")
-REPORT_MARKERS = {
-    b"{": (b'"name": "ascend-doctor"',),  # the JSON and SARIF reports
-    b"[": (b'"check_name": ', b'"fingerprint": '),  # GitLab Code Quality
-    b"<?xml": (b'<testsuites name="ascend-doctor"',),  # JUnit
-}
+# How each of ascend-doctor's own report formats begins, and what else the first bytes hold. A
+# report an earlier run wrote into a log directory (a CI step's `-o logs/report.sarif`) is not a
+# log: it quotes evidence lines and, in SARIF, every rule's help text, which would be diagnosed
+# as a second failure. Each signature needs more than a first line a log could have: the text
+# report's first line with its footer or a finding's confidence, the JSON reports' keys together.
+REPORT_SIGNATURES: tuple[tuple[bytes, tuple[tuple[bytes, ...], ...]], ...] = (
+    (b"Diagnosis: ", ((b"\nascend-doctor ",), (" · confidence ".encode(),))),
+    ("诊断: ".encode(), ((b"\nascend-doctor ",), (" · 置信度 ".encode(),))),
+    (b"## ascend-doctor: ", ((" · ascend-doctor ".encode(),),)),
+    (
+        b"{",
+        ((b'"name": "ascend-doctor"', b'"schema_version": '), (b'"name": "ascend-doctor"', b'"$schema": ')),
+    ),
+    (b"[", ((b'"check_name": ', b'"fingerprint": '),)),  # GitLab Code Quality
+    (b"<?xml", ((b'<testsuites name="ascend-doctor"',),)),  # JUnit
+)
+# What a text report may carry besides its text: colours (`--color -o FILE`), and the fence it is
+# written in under GitHub Actions.
+_COLOUR = re.compile(rb"\x1b\[[0-9;]*m")
+_FENCE = re.compile(rb"\A\s*::stop-commands::\w+\n")
 
 
-def report_reason(first: bytes) -> str:
-    """Why a file that begins with `first` is skipped as an ascend-doctor report, or ""."""
-    head = first.lstrip()
-    own = head.startswith(REPORT_STARTS) or any(
-        head.startswith(start) and all(marker in head for marker in markers)
-        for start, markers in REPORT_MARKERS.items()
-    )
-    return "an ascend-doctor report, not a log" if own else ""
+def report_reason(item: InputItem, first: bytes) -> str:
+    """Why a file found in a directory, beginning with `first`, is skipped as an ascend-doctor
+    report, or "". A file named on the command line is read whatever it holds."""
+    if item.explicit:
+        return ""
+    head = _FENCE.sub(b"", _COLOUR.sub(b"", first), count=1).lstrip()
+    for start, alternatives in REPORT_SIGNATURES:
+        if head.startswith(start) and any(all(mark in head for mark in marks) for marks in alternatives):
+            return "an ascend-doctor report, not a log"
+    return ""
 
 
 def _binary_reason(first: bytes, piped: bool = False) -> str:

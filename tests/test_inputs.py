@@ -216,27 +216,68 @@ def test_reports_of_earlier_runs_in_a_log_directory_are_not_diagnosed(tmp_path: 
         assert f"report.{fmt}" in result.stderr
 
 
-def test_a_log_that_merely_mentions_the_tool_is_read(tmp_path: Path) -> None:
-    log = tmp_path / "ci.log"
-    log.write_text("$ ascend-doctor diagnose logs -f sarif\nDiagnosis: pending\n" + OOM)
-    report, _ = diagnose_json(str(log))
-    assert report["inputs"][0]["status"] == "read"
-    assert report["findings"][0]["category"] == "device_out_of_memory"
+@pytest.mark.parametrize(
+    "head",
+    [
+        "Diagnosis: nightly pretrain job 42\n",
+        '{"asctime": "2024-12-04 10:36:02", "name": "ascend-doctor", "message": "step 1"}\n',
+        "$ ascend-doctor diagnose logs -f sarif\n## ascend-doctor: pending\n",
+    ],
+    ids=[
+        "a first line like the text report's",
+        "a JSON log of a logger so named",
+        "a CI log quoting the tool",
+    ],
+)
+def test_a_log_that_merely_looks_like_a_report_is_read(tmp_path: Path, head: str) -> None:
+    (tmp_path / "logs").mkdir()
+    log = tmp_path / "logs" / "ci.log"
+    log.write_text(head + OOM)
+    for target in (log, log.parent):
+        report, _ = diagnose_json(str(target))
+        assert [record["status"] for record in report["inputs"]] == ["read"]
+        assert report["findings"][0]["category"] == "device_out_of_memory"
+
+
+def test_a_coloured_report_and_one_fenced_for_github_actions_are_recognised(tmp_path: Path) -> None:
+    (tmp_path / "rank0.log").write_text(OOM)
+    run_cli("diagnose", str(tmp_path), "--color", "-o", str(tmp_path / "coloured.txt"))
+    fenced = run_cli("diagnose", str(tmp_path / "rank0.log"), env={"GITHUB_ACTIONS": "true"}).stdout
+    assert fenced.startswith("::stop-commands::")
+    (tmp_path / "fenced.txt").write_text(fenced)
+    records = inputs_by_name(diagnose_json(str(tmp_path))[0])
+    assert (
+        records["coloured.txt"]["reason"]
+        == records["fenced.txt"]["reason"]
+        == "an ascend-doctor report, not a log"
+    )
 
 
 def test_the_output_may_not_replace_a_log_being_diagnosed(tmp_path: Path) -> None:
-    log = tmp_path / "logs" / "rank0.log"
-    log.parent.mkdir()
+    logs = tmp_path / "logs"
+    logs.mkdir()
+    log = logs / "rank0.log"
     log.write_text(OOM)
-    for target in (str(log), str(log.parent)):
-        result = run_cli("diagnose", target, "-o", str(log))
-        assert result.exit_code == 2
+    elsewhere = tmp_path / "rank5.log"
+    elsewhere.write_text(OOM)
+    (logs / "latest.log").symlink_to(elsewhere)
+    os.link(elsewhere, tmp_path / "hard.log")
+    for target, output in [
+        (log, log),
+        (logs, log),
+        (logs, logs / "latest.log"),
+        (logs, tmp_path / "hard.log"),
+    ]:
+        result = run_cli("diagnose", str(target), "-o", str(output))
+        assert result.exit_code == 2, (target, output)
         assert "is one of the logs to diagnose" in result.stderr
-        assert log.read_text() == OOM
-    earlier = log.parent / "report.txt"
+    assert log.read_text() == elsewhere.read_text() == OOM
+    result = run_cli("diagnose", str(log), "-o", str(logs))
+    assert result.exit_code == 2 and "is a directory" in result.stderr
+    earlier = logs / "report.txt"
     earlier.write_text("")
-    assert run_cli("diagnose", str(log.parent), "-o", str(earlier)).exit_code == 1
-    assert run_cli("diagnose", str(log.parent), "-o", str(earlier)).exit_code == 1
+    assert run_cli("diagnose", str(logs), "-o", str(earlier)).exit_code == 1
+    assert run_cli("diagnose", str(logs), "-o", str(earlier)).exit_code == 1
     assert earlier.read_text().startswith("Diagnosis: ")
 
 
@@ -253,6 +294,17 @@ def test_a_file_named_twice_is_read_once_and_the_repeat_is_listed(tmp_path: Path
     assert {record["reason"] for record in repeats} == {f"the same file as {logs / 'rank0.log'}"}
     assert report["findings"][0]["count"] == 1
     assert "latest.log: the same file as" in result.stderr
+
+
+def test_a_file_and_a_link_to_it_are_read_by_the_file_s_own_name(tmp_path: Path) -> None:
+    """`current.log -> rank3.log` sorts first; reading it by the link's name would lose the rank."""
+    (tmp_path / "rank3.log").write_text(OOM)
+    (tmp_path / "current.log").symlink_to(tmp_path / "rank3.log")
+    report, _ = diagnose_json(str(tmp_path))
+    records = inputs_by_name(report)
+    assert records["rank3.log"]["status"] == "read"
+    assert records["current.log"]["reason"] == f"the same file as {tmp_path / 'rank3.log'}"
+    assert report["findings"][0]["evidence"][0]["rank"] == 3
 
 
 def test_archives_are_named_as_archives_not_binaries(tmp_path: Path) -> None:

@@ -1,6 +1,8 @@
 """JUnit XML (`--format junit`): a test case per input, a failure per finding seen in it that is
-at least as severe as `--fail-on`; the findings below it are in the case's `system-out`, so that a
-harmless note does not show as a failed test in Jenkins or GitLab."""
+at least as severe as `--fail-on`; the findings below it are in the case's `system-out`.
+
+Unlike the other renderers this one weighs `--fail-on`: in JUnit a failure is the verdict itself
+(Jenkins and GitLab mark the test red), so a harmless note must not be one when the run passes."""
 
 from __future__ import annotations
 
@@ -8,7 +10,7 @@ import re
 import xml.etree.ElementTree as ET
 from typing import TextIO
 
-from ascend_doctor.model import Finding, InputRecord, Report, Severity
+from ascend_doctor.model import Finding, InputRecord, Report
 from ascend_doctor.render.advice import advice_lines, evidence_line, labels
 
 # Characters XML 1.0 cannot carry at all, escaped or not (control codes, lone surrogates, U+FFFE/F).
@@ -30,7 +32,7 @@ def failure_body(finding: Finding, path: str, lang: str) -> str:
     return "\n".join(lines)
 
 
-def testcase(record: InputRecord, findings: list[Finding], lang: str, threshold: int) -> ET.Element:
+def testcase(record: InputRecord, findings: list[Finding], lang: str, fail_on: str) -> ET.Element:
     case = ET.Element("testcase", classname="ascend-doctor", name=xml_text(record.path))
     if record.skipped:
         ET.SubElement(case, "skipped", message=xml_text(record.reason))
@@ -38,10 +40,9 @@ def testcase(record: InputRecord, findings: list[Finding], lang: str, threshold:
     for finding in findings:
         rule = finding.rule
         title = rule.title.get(lang).strip()
-        if rule.severity.weight < threshold:
-            below.append(
-                f"{rule.severity.value}: {title} ({rule.id})\n{failure_body(finding, record.path, lang)}"
-            )
+        if not rule.severity.fails(fail_on):
+            severity = labels(lang)[rule.severity.value]
+            below.append(f"{severity}: {title} ({rule.id})\n{failure_body(finding, record.path, lang)}")
             continue
         failure = ET.SubElement(case, "failure", message=xml_text(title), type=rule.id)
         failure.text = xml_text(failure_body(finding, record.path, lang))
@@ -52,9 +53,8 @@ def testcase(record: InputRecord, findings: list[Finding], lang: str, threshold:
 
 def testsuite(report: Report, fail_on: str = "error") -> ET.Element:
     """All inputs, in input order, with the counts of failed and skipped ones."""
-    threshold = Severity(fail_on).weight if fail_on != "never" else Severity.ERROR.weight + 1
     cases = [
-        testcase(record, [f for f in report.findings if record.path in f.paths], report.lang, threshold)
+        testcase(record, [f for f in report.findings if record.path in f.paths], report.lang, fail_on)
         for record in report.inputs
     ]
     counts = (

@@ -40,6 +40,8 @@ def test_findings_below_fail_on_are_output_not_failures() -> None:
     assert (rank0.findtext("system-out") or "").startswith(
         "info: Sample timeout setting (sample.timeout-setting)"
     )
+    chinese = ET.fromstring(render("junit", sample_report()._replace(lang="zh"))).find("testsuite/testcase")
+    assert chinese is not None and (chinese.findtext("system-out") or "").startswith("提示: ")
     never = ET.fromstring(render("junit", sample_report(), fail_on="never")).find("testsuite")
     assert never is not None and never.get("failures") == "0" and not never.findall("testcase/failure")
 
