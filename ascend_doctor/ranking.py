@@ -90,11 +90,15 @@ def _fold_by_category(groups: list[_Group], clock: _Clock) -> list[_Group]:
     return list(kept.values())
 
 
-def _role(rule: Rule, top: Rule) -> tuple[str, str | None]:
-    if rule is top or top.category in VICTIM_CATEGORIES or top.kind is not Kind.CAUSE:
+def _role(rule: Rule, top: Rule, waited_on_top: bool) -> tuple[str, str | None]:
+    """A finding's role beside the top one. Timeouts are the consequence of a top cause, and of a
+    top symptom (a bare EZ9999) when they name its rank as the one they waited for."""
+    if rule is top or top.category in VICTIM_CATEGORIES:
         return "cause", None
-    if rule.category in VICTIM_CATEGORIES:
+    if rule.category in VICTIM_CATEGORIES and (top.kind is Kind.CAUSE or waited_on_top):
         return "consequence", top.id
+    if top.kind is not Kind.CAUSE:
+        return "cause", None
     if rule.kind is Kind.SYMPTOM:
         return "symptom", top.id
     return "cause", None
@@ -110,8 +114,8 @@ def resolve_env(rule: Rule, evidence: Evidence) -> tuple[EnvRemedy, ...]:
     )
 
 
-def _finding(group: _Group, top: Rule) -> Finding:
-    role, related = _role(group.rule, top)
+def _finding(group: _Group, top: Rule, waited_on_top: bool) -> Finding:
+    role, related = _role(group.rule, top, waited_on_top)
     matches = group.matches
     confidence = group.rule.confidence.score * (SYMPTOM_DISCOUNT if role != "cause" else 1.0)
     return Finding(
@@ -156,5 +160,7 @@ def rank(matches: Iterable[Match], rules: Sequence[Rule]) -> tuple[Finding, ...]
     groups = _fold_by_category(groups, clock)
     if not groups:
         return ()
-    top = groups[0].rule
-    return tuple(_finding(group, top) for group in groups)
+    top = groups[0]
+    peer = waited_for(every, rules)
+    waited_on_top = peer is not None and any(match.evidence.rank == peer[0] for match in top.matches)
+    return tuple(_finding(group, top.rule, waited_on_top) for group in groups)

@@ -51,3 +51,26 @@ def test_a_cause_outside_ascend_is_the_verdict_only_when_no_ascend_cause_was_fou
     assert any(finding["category"] != "not_ascend" for finding in report["findings"])
     assert "not an Ascend failure" not in report["verdict"]
     assert report["verdict"].endswith("(" + str(both) + ":1)")
+
+
+BARE_INNER_ERROR = "EZ9999: Inner Error!\nRuntimeError: The Inner error is reported as above.\n"
+
+
+def test_timeouts_naming_the_rank_of_a_bare_inner_error_are_its_consequence(tmp_path: Path) -> None:
+    report, _ = diagnose_json(
+        str(_ranks(tmp_path, "[rank3]: " + BARE_INNER_ERROR.replace("\n", "\n[rank3]: ")))
+    )
+    assert report["findings"][0]["rule_id"] == "cann.ez9999-inner-error"
+    assert "started on rank 3" in report["verdict"]
+    assert "4 other ranks timed out waiting for it" in report["verdict"]
+    timeouts = next(f for f in report["findings"] if f["category"] == "hccl_timeout")
+    assert timeouts["role"] == "consequence"
+
+
+def test_timeouts_naming_another_rank_are_not_pinned_on_a_bare_inner_error(tmp_path: Path) -> None:
+    logs = _ranks(tmp_path, None)
+    (logs / "rank5.log").write_text(BARE_INNER_ERROR)
+    report, _ = diagnose_json(str(logs))
+    assert report["findings"][0]["rule_id"] == "cann.ez9999-inner-error"
+    assert "timed out waiting for it" not in report["verdict"]
+    assert all(finding["role"] == "cause" for finding in report["findings"])
