@@ -17,6 +17,7 @@ _PREFIX = re.compile(
     re.VERBOSE,
 )
 _RANK_IN_LINE = re.compile(r"RankID:\s?(\d+)\)|\[Rank\s?(\d+)\]")
+_PID = re.compile(r"\[PID:\s?(\d{1,9})\]")
 _RANK_IN_PATH = re.compile(r"^(?:rank|worker)[_-]?(\d+)(?:\.[\w.]+)?$", re.IGNORECASE)
 _REMOTE_RANK = re.compile(r"remote[ _]?rank\s*(?:\[|:|=|\s)\s*(\d+)", re.IGNORECASE)
 _TIME_BYTES = re.compile(rb"20\d\d-\d\d-\d\d[ T-]\d\d:\d\d:\d\d(?:[.,]\d{1,6})?(?:\.\d{3})?")
@@ -112,6 +113,19 @@ def rank_in_text(line: str) -> int | None:
         value = int(number)
         return value if value < 1_000_000 else None
     return None
+
+
+def rank_by_process(line: str, before: bytes) -> int | None:
+    """The rank of a CANN line that names only its process (`EZ9999: [PID: 48203] ...`), from an
+    earlier torch_npu line of that process in the bytes before it (`(PID:48203, Device:3,
+    RankID:3)`): in a log where all ranks write, the line itself says no rank."""
+    process = _PID.search(line)
+    if process is None:
+        return None
+    ranks = re.findall(
+        rb"PID:\s?" + process.group(1).encode() + rb",\s?Device:\s?\d+,\s?RankID:\s?(\d+)\)", before
+    )
+    return int(ranks[-1]) if ranks else None
 
 
 def rank_of_path(path: str) -> int | None:

@@ -158,6 +158,8 @@ class StreamScanner:
                     continue
                 self._seen.add(key)
                 rank = prefix_rank if prefix_rank is not None else events.rank_in_text(piece)
+                if rank is None:
+                    rank = events.rank_by_process(piece, before)
                 if not timed:
                     timestamp = events.timestamp_of(text) or events.last_timestamp(before)
                     timed = True

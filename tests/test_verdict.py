@@ -74,3 +74,20 @@ def test_timeouts_naming_another_rank_are_not_pinned_on_a_bare_inner_error(tmp_p
     assert report["findings"][0]["rule_id"] == "cann.ez9999-inner-error"
     assert "timed out waiting for it" not in report["verdict"]
     assert all(finding["role"] == "cause" for finding in report["findings"])
+
+
+def test_in_one_log_of_all_ranks_a_cann_line_takes_the_rank_of_its_process(tmp_path: Path) -> None:
+    aicore = (
+        "EZ9999: [PID: {pid}] 2024-12-04-09:36:00.102.331 The error from device(chipId:3, dieId:0), "
+        "serial number is 12, there is an aicore error exception, core id is 0, error code = 0x800000\n"
+    )
+    header = "[ERROR] 2024-12-04-09:36:00 (PID:48203, Device:3, RankID:3) ERR01100 OPS call acl api failed\n"
+    timeouts = "".join(f"[rank{rank}]:" + TIMEOUT for rank in (0, 1, 2))
+    for pid, rank in (("48203", 3), ("50000", None)):
+        log = tmp_path / f"all-{pid}.log"
+        log.write_text(header + aicore.format(pid=pid) + timeouts)
+        report, _ = diagnose_json(str(log))
+        top = report["findings"][0]
+        assert top["category"] == "aicore_exception"
+        assert top["evidence"][0].get("rank") == rank
+        assert ("started on rank 3" in report["verdict"]) is (rank == 3)
