@@ -23,10 +23,12 @@ WEIRD_TEXT = ("\x1b", "\ufeff", "{", "\u0130", "\u212a")
 WEIRD = -1
 # A literal is searched by its piece that starts at its rarest byte (at least this long), so that
 # `re` enters its trie at few positions. Costs: per-mille byte frequencies measured on generated
-# training logs (shared/bench/gen_logs.py) and the fixtures; unlisted bytes count 1. Two bytes
-# leave the most room for a rare first byte: the bench log's candidate scan took 1.93 s per 100 MB
-# against 2.08 with three and 2.42 with four (best of 6 interleaved rounds); one was slower.
-SUBKEY_MIN = 2
+# training logs (shared/bench/gen_logs.py) and the fixtures; unlisted bytes count 1. Shorter
+# pieces leave more room for a rare first byte: the bench log's candidate scan took 2.42 s per
+# 100 MB with four bytes, 2.08 with three and 1.93 with two (best of 6 interleaved rounds). Two
+# made the bench's one-line file (`abc def 0.1234, ` repeated) 1.4x slower, as 4 of its 16 bytes
+# then start a piece; three is never the slowest of the three.
+SUBKEY_MIN = 3
 # One `bytes.find` pass costs about what `re` entering its trie at 3 per mille of the positions
 # does (measured on the bench log: 2 and 5 were slower).
 ANCHOR_COST = 3

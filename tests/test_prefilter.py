@@ -6,11 +6,15 @@ from __future__ import annotations
 import pytest
 
 from ascend_doctor import prefilter
+from ascend_doctor.literals import Literal
 from ascend_doctor.matcher import Matcher
 from ascend_doctor.rulebase import load_rulebase
 
 ENGINES = ["python", "hyperscan"] if prefilter.hyperscan_available() else ["python"]
-LITERALS = Matcher(load_rulebase().rules, "python", use_cache=False)._index.literals
+# The rule base's literals, and one made only of common bytes (as a user rule's may be), which
+# the python engine finds with `bytes.find` rather than its trie.
+COMMON_ONLY = Literal("0:0:0:0", False)
+LITERALS = (*Matcher(load_rulebase().rules, "python", use_cache=False)._index.literals, COMMON_ONLY)
 
 
 @pytest.mark.parametrize("engine", ENGINES)
@@ -27,4 +31,4 @@ def test_every_literal_is_found_on_its_line_with_its_key(engine: str) -> None:
 def test_the_python_engine_finds_some_literals_with_bytes_find() -> None:
     """The common-start literals really take the find path, so the test above covers it."""
     forms = prefilter.literal_forms(LITERALS)
-    assert prefilter.anchored_forms(forms, prefilter.piece_offsets(forms))
+    assert COMMON_ONLY.text.encode() in prefilter.anchored_forms(forms, prefilter.piece_offsets(forms))
