@@ -275,13 +275,13 @@ REPORT_SIGNATURES: tuple[tuple[bytes, tuple[tuple[bytes, ...], ...]], ...] = (
         b"{",
         ((b'"name": "ascend-doctor"', b'"schema_version": '), (b'"name": "ascend-doctor"', b'"$schema": ')),
     ),
-    (b"[", ((b'"check_name": ', b'"fingerprint": '),)),  # GitLab Code Quality
+    (b"[\n  {", ((b'"check_name": ', b'"fingerprint": '),)),  # GitLab Code Quality
     (b"<?xml", ((b'<testsuites name="ascend-doctor"',),)),  # JUnit
 )
 # What a text report may carry besides its text: colours (`--color -o FILE`), and the fence it is
 # written in under GitHub Actions.
 _COLOUR = re.compile(rb"\x1b\[[0-9;]*m")
-_FENCE = re.compile(rb"\A\s*::stop-commands::\w+\n")
+_FENCE = re.compile(rb"\A::stop-commands::\w+\n")
 
 
 def report_reason(item: InputItem, first: bytes) -> str:
@@ -289,7 +289,11 @@ def report_reason(item: InputItem, first: bytes) -> str:
     report, or "". A file named on the command line is read whatever it holds."""
     if item.explicit:
         return ""
-    head = _FENCE.sub(b"", _COLOUR.sub(b"", first), count=1).lstrip()
+    head = first.lstrip()
+    if head.startswith(b"::stop-commands::"):
+        head = _FENCE.sub(b"", head, count=1)
+    if head.startswith(b"\x1b"):  # only a coloured file pays for the copy: a plog tree has thousands
+        head = _COLOUR.sub(b"", head)
     for start, alternatives in REPORT_SIGNATURES:
         if head.startswith(start) and any(all(mark in head for mark in marks) for marks in alternatives):
             return "an ascend-doctor report, not a log"
