@@ -277,6 +277,7 @@ REPORT_SIGNATURES: tuple[tuple[bytes, tuple[tuple[bytes, ...], ...]], ...] = (
     ),
     (b"[\n  {", ((b'"check_name": ', b'"fingerprint": '),)),  # GitLab Code Quality
     (b"<?xml", ((b'<testsuites name="ascend-doctor"',),)),  # JUnit
+    (b"::", ((b"%0ACause: ",), ("%0A原因: ".encode(),), (b"::notice title=ascend-doctor::",))),  # GitHub
 )
 # What a text report may carry besides its text: colours (`--color -o FILE`), and the fence it is
 # written in under GitHub Actions.

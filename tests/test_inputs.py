@@ -194,7 +194,7 @@ def test_all_inputs_skipped_is_exit_2(tmp_path: Path) -> None:
     assert "a.log" in result.stderr and "nothing to read" in result.stderr
 
 
-FORMATS = ("text", "json", "sarif", "markdown", "gitlab", "junit")
+FORMATS = ("text", "json", "sarif", "markdown", "gitlab", "junit", "github")
 
 
 @pytest.mark.parametrize("lang", ["en", "zh"])
