@@ -127,10 +127,9 @@ def _codes_and_env_vars(rule: Rule) -> tuple[list[str], list[str]]:
     codes: list[str] = []
     env_vars: list[str] = []
     for code in rule.codes:
-        if code.upper() not in remedies and find_env_var(code) is None:
-            codes.append(code)
-        elif code.upper() not in remedies:
-            env_vars.append(code)
+        if code.upper() in remedies:
+            continue
+        (codes if find_env_var(code) is None else env_vars).append(code)
     return codes, env_vars
 
 
