@@ -65,5 +65,6 @@ def test_rules_list_of_an_unknown_category_is_a_usage_error_naming_the_valid_one
 def test_rules_list_of_a_category_lists_exactly_its_rules() -> None:
     result = run_cli("rules", "list", "--category", "hccl_timeout", "--format", "json")
     assert result.exit_code == 0
-    listed = [rule["id"] for rule in json.loads(result.stdout)]
-    assert listed == [rule.id for rule in RULES if rule.category == "hccl_timeout"] != []
+    listed = json.loads(result.stdout)
+    assert {"hccl.ei0002-notify-timeout", "hccl.watchdog-timeout"} <= {rule["id"] for rule in listed}
+    assert {rule["category"] for rule in listed} == {"hccl_timeout"}
