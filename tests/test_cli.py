@@ -253,3 +253,43 @@ def test_a_mistyped_command_is_named_not_only_reported_as_a_missing_file() -> No
     assert result.exit_code == 2
     assert "did you mean 'ascend-doctor explain'?" in result.stderr
     assert "did you mean" not in run_cli("train.log").stderr
+
+
+@pytest.mark.skipif(not hasattr(__import__("os"), "openpty"), reason="needs a pseudo-terminal")
+def test_on_a_terminal_color_flag_beats_no_color_and_no_color_env_is_obeyed(tmp_path: Path) -> None:
+    import os
+    import subprocess
+    import sys
+    import threading
+
+    log = write(tmp_path, "train.log", OOM_LOG)
+
+    def shown(*flags: str) -> bytes:
+        leader, follower = os.openpty()
+        output = bytearray()
+
+        def drain() -> None:  # read while the process writes, so a full terminal never blocks it
+            while True:
+                try:
+                    data = os.read(leader, 65536)
+                except OSError:  # EIO once the process has closed its end
+                    return
+                if not data:
+                    return
+                output.extend(data)
+
+        reader = threading.Thread(target=drain)
+        reader.start()
+        env = {**os.environ, "NO_COLOR": "1", "TERM": "xterm-256color", "COLUMNS": "200"}
+        try:
+            subprocess.run(
+                [sys.executable, "-m", "ascend_doctor", *flags, str(log)], stdout=follower, env=env
+            )
+        finally:
+            os.close(follower)
+            reader.join(timeout=30)
+            os.close(leader)
+        return bytes(output)
+
+    assert b"\x1b[1;31m" in shown("--color")
+    assert b"\x1b[" not in shown()
