@@ -7,6 +7,7 @@ import os
 import signal
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -22,6 +23,38 @@ def start(args: Sequence[str], **kwargs: Any) -> subprocess.Popen[bytes]:
     kwargs.setdefault("stdout", subprocess.PIPE)
     kwargs.setdefault("stderr", subprocess.PIPE)
     return subprocess.Popen([*COMMAND, *args], start_new_session=True, preexec_fn=_default_sigint, **kwargs)
+
+
+def run_on_terminal(
+    args: Sequence[str], terminal: str, env: dict[str, str], stdin: bytes | None = None
+) -> tuple[bytes, bytes]:
+    """`ascend-doctor ARGS` with its `terminal` stream ("stdout" or "stderr") on a pseudo-terminal,
+    read while the process writes so that a full terminal never blocks it: (what the other stream
+    carried through a pipe, what the terminal showed)."""
+    leader, follower = os.openpty()
+    shown = bytearray()
+
+    def drain() -> None:
+        while True:
+            try:
+                data = os.read(leader, 65536)
+            except OSError:  # EIO once the process has closed its end
+                return
+            if not data:
+                return
+            shown.extend(data)
+
+    reader = threading.Thread(target=drain)
+    reader.start()
+    streams = {"stdout": subprocess.PIPE, "stderr": subprocess.PIPE, terminal: follower}
+    try:
+        done = subprocess.run([*COMMAND, *args], input=stdin, env=env, **streams)
+    finally:
+        os.close(follower)
+        reader.join(timeout=30)
+        os.close(leader)
+    piped = done.stderr if terminal == "stdout" else done.stdout
+    return piped, bytes(shown)
 
 
 def _default_sigint() -> None:

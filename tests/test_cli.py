@@ -258,38 +258,14 @@ def test_a_mistyped_command_is_named_not_only_reported_as_a_missing_file() -> No
 @pytest.mark.skipif(not hasattr(__import__("os"), "openpty"), reason="needs a pseudo-terminal")
 def test_on_a_terminal_color_flag_beats_no_color_and_no_color_env_is_obeyed(tmp_path: Path) -> None:
     import os
-    import subprocess
-    import sys
-    import threading
+
+    from tests.processes import run_on_terminal
 
     log = write(tmp_path, "train.log", OOM_LOG)
+    env = {**os.environ, "NO_COLOR": "1", "TERM": "xterm-256color", "COLUMNS": "200"}
 
     def shown(*flags: str) -> bytes:
-        leader, follower = os.openpty()
-        output = bytearray()
-
-        def drain() -> None:  # read while the process writes, so a full terminal never blocks it
-            while True:
-                try:
-                    data = os.read(leader, 65536)
-                except OSError:  # EIO once the process has closed its end
-                    return
-                if not data:
-                    return
-                output.extend(data)
-
-        reader = threading.Thread(target=drain)
-        reader.start()
-        env = {**os.environ, "NO_COLOR": "1", "TERM": "xterm-256color", "COLUMNS": "200"}
-        try:
-            subprocess.run(
-                [sys.executable, "-m", "ascend_doctor", *flags, str(log)], stdout=follower, env=env
-            )
-        finally:
-            os.close(follower)
-            reader.join(timeout=30)
-            os.close(leader)
-        return bytes(output)
+        return run_on_terminal([*flags, str(log)], "stdout", env)[1]
 
     assert b"\x1b[1;31m" in shown("--color")
     assert b"\x1b[" not in shown()

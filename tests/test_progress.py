@@ -6,12 +6,12 @@ import json
 import os
 import subprocess
 import sys
-import threading
 from pathlib import Path
 
 import pytest
 
 from ascend_doctor.progress import SHOW_ABOVE_BYTES
+from tests.processes import run_on_terminal
 
 pytestmark = pytest.mark.skipif(not hasattr(os, "openpty"), reason="needs a pseudo-terminal")
 
@@ -21,36 +21,10 @@ FAILURE = b"EL0004: Failed to allocate memory\n"
 
 def _run_with_terminal_stderr(args: list[str], stdin: bytes | None = None) -> tuple[bytes, str]:
     """(stdout through a pipe, what stderr's terminal showed)."""
-    leader, follower = os.openpty()
-    shown = bytearray()
-
-    def drain() -> None:
-        while True:
-            try:
-                data = os.read(leader, 65536)
-            except OSError:  # EIO once the process has closed its end
-                return
-            if not data:
-                return
-            shown.extend(data)
-
-    reader = threading.Thread(target=drain)
-    reader.start()
     env = {**os.environ, "TERM": "xterm-256color", "COLUMNS": "100"}
     env.pop("NO_COLOR", None)
-    try:
-        done = subprocess.run(
-            [sys.executable, "-m", "ascend_doctor", *args],
-            input=stdin,
-            stdout=subprocess.PIPE,
-            stderr=follower,
-            env=env,
-        )
-    finally:
-        os.close(follower)
-        reader.join(timeout=30)
-        os.close(leader)
-    return done.stdout, shown.decode("utf-8", "replace")
+    report, shown = run_on_terminal(args, "stderr", env, stdin)
+    return report, shown.decode("utf-8", "replace")
 
 
 def _plain_stdout(args: list[str]) -> bytes:
