@@ -8,6 +8,7 @@ a third of the start-up of a small diagnosis.
 from __future__ import annotations
 
 import os
+import stat
 import sys
 from collections.abc import Sequence
 from contextlib import nullcontext
@@ -226,12 +227,12 @@ def _check_output(output: str, items: Sequence[InputItem]) -> None:
     be replaced: the scan skips both."""
     if output == "-":
         return
-    if os.path.isdir(output):
-        raise InputError(f"cannot write {output}: it is a directory")
     try:
         info = os.stat(output)
     except OSError:
         return
+    if stat.S_ISDIR(info.st_mode):
+        raise InputError(f"cannot write {output}: it is a directory")
     for item in items:
         if item.identity == (info.st_dev, info.st_ino) and not item.skip_reason and not _earlier_report(item):
             raise InputError(f"the output {output} is one of the logs to diagnose: choose another --output")
