@@ -252,14 +252,15 @@ def diagnose(
             records.append(record)
             matches.extend(found)
         timeouts = matcher.timeouts
+    peer = waited_for(matches, rulebase.rules)
     return Report(
-        findings=rank(matches, rulebase.rules),
+        findings=rank(matches, rulebase.rules, peer),
         inputs=tuple(records),
         warnings=tuple(warnings + _timeout_warnings(timeouts)),
         tool_version=__version__,
         rule_count=len(rulebase.rules),
         lang=options.lang,
-        waited_for=waited_for(matches, rulebase.rules),
+        waited_for=peer,
     )
 
 

@@ -144,8 +144,12 @@ def waited_for(matches: Iterable[Match], rules: Sequence[Rule]) -> tuple[int, in
     return counts.most_common(1)[0] if counts else None
 
 
-def rank(matches: Iterable[Match], rules: Sequence[Rule]) -> tuple[Finding, ...]:
-    """Group matches by rule, fold by category, and order by the documented key."""
+def rank(
+    matches: Iterable[Match], rules: Sequence[Rule], peer: tuple[int, int] | None = None
+) -> tuple[Finding, ...]:
+    """Group matches by rule, fold by category, and order by the documented key. `peer`: what
+    `waited_for` found in the same matches (timeouts that name the top finding's rank are its
+    consequences)."""
     by_id = {rule.id: rule for rule in rules}
     every = list(matches)
     clock = _Clock(every, by_id)
@@ -161,6 +165,5 @@ def rank(matches: Iterable[Match], rules: Sequence[Rule]) -> tuple[Finding, ...]
     if not groups:
         return ()
     top = groups[0]
-    peer = waited_for(every, rules)
     waited_on_top = peer is not None and any(match.evidence.rank == peer[0] for match in top.matches)
     return tuple(_finding(group, top.rule, waited_on_top) for group in groups)
