@@ -10,6 +10,7 @@ from ascend_doctor import __version__
 from ascend_doctor.matcher import MAX_TIMEOUTS, PATTERN_TIMEOUT, Matcher
 from ascend_doctor.model import InputRecord, Match, Report
 from ascend_doctor.parts import Part, open_part, plan
+from ascend_doctor.pattern_search import alarm_clock
 from ascend_doctor.progress import Progress
 from ascend_doctor.ranking import rank, waited_for
 from ascend_doctor.rulebase import RuleBase
@@ -89,7 +90,8 @@ def _worker_scan(job: _Job) -> tuple[int, int, Any, int, dict[str, int]]:
 
 
 def _worker_scan_chunk(jobs: list[_Job]) -> list[tuple[int, int, Any, int, dict[str, int]]]:
-    return [_worker_scan(job) for job in jobs]
+    with alarm_clock():
+        return [_worker_scan(job) for job in jobs]
 
 
 def _scan_part(matcher: Matcher, item: InputItem, index: int, part: Part) -> ScanResult | str:
@@ -246,11 +248,12 @@ def diagnose(
         records, matches, timeouts = scanned
     else:
         matcher = Matcher(rulebase.rules, options.engine, use_cache=getattr(rulebase, "use_cache", True))
-        for index, item in enumerate(items):
-            label = options.stdin_name if item.is_stdin else item.label
-            record, found = _scan_item(matcher, item, index, label, stdin, progress)
-            records.append(record)
-            matches.extend(found)
+        with alarm_clock():
+            for index, item in enumerate(items):
+                label = options.stdin_name if item.is_stdin else item.label
+                record, found = _scan_item(matcher, item, index, label, stdin, progress)
+                records.append(record)
+                matches.extend(found)
         timeouts = matcher.timeouts
     peer = waited_for(matches, rulebase.rules)
     return Report(

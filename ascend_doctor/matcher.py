@@ -18,6 +18,7 @@ from typing import Any, NamedTuple
 from ascend_doctor import literals, prefilter
 from ascend_doctor.literals import Literal, literal_sets
 from ascend_doctor.model import Rule
+from ascend_doctor.pattern_search import RulePattern
 from ascend_doctor.prefilter import WEIRD_TEXT, EveryLine, encodings_of, engine_name, make_prefilter
 
 PATTERN_TIMEOUT = 0.25
@@ -164,7 +165,7 @@ class Matcher:
         self._gates: tuple[tuple[tuple[_Set, ...], ...] | None, ...] = ()
         self._checked = 0
         self.unfiltered = list(index.unfiltered)
-        self._compiled: dict[PatternRef, Any] = {}
+        self._compiled: dict[PatternRef, RulePattern] = {}
         self._every = tuple(range(len(index.literals)))
         self.timeouts: dict[str, int] = {}  # rule id -> lines on which one of its patterns ran out of time
         self._expired: dict[PatternRef, int] = {}
@@ -231,12 +232,10 @@ class Matcher:
         self.line_keys = None
         self._probe = _NO_BLOCK
 
-    def _pattern(self, ref: PatternRef) -> Any:
+    def _pattern(self, ref: PatternRef) -> RulePattern:
         compiled = self._compiled.get(ref)
         if compiled is None:
-            import regex
-
-            compiled = regex.compile(self.rules[ref.rule_index].patterns[ref.pattern_index])
+            compiled = RulePattern(self.rules[ref.rule_index].patterns[ref.pattern_index])
             self._compiled[ref] = compiled
         return compiled
 
@@ -288,7 +287,7 @@ class Matcher:
             if compiled is None:
                 compiled = self._pattern(ref)
             try:
-                found = compiled.search(text, timeout=PATTERN_TIMEOUT)
+                found = compiled.search(text, PATTERN_TIMEOUT)
             except TimeoutError:
                 self._expired[ref] = self._expired.get(ref, 0) + 1
                 rule_id = self.rules[ref.rule_index].id

@@ -1,0 +1,223 @@
+"""Searching with `re` instead of `regex` changes no finding: on every bundled pattern, on random
+patterns, on text `re` reads differently, and when `re` backtracks where `regex` does not. And the
+time limit `re` runs under never disturbs a program's own use of SIGALRM."""
+
+from __future__ import annotations
+
+import re
+import signal
+import subprocess
+import sys
+import threading
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+import regex
+from hypothesis import HealthCheck, Phase, given, settings
+from hypothesis import strategies as st
+
+from ascend_doctor.pattern_search import RulePattern, alarm_clock
+from ascend_doctor.rulebase import load_rulebase
+from tests.conftest import FIXTURES
+
+RULES = load_rulebase(use_cache=False).rules
+PATTERNS = sorted({pattern for rule in RULES for pattern in rule.patterns})
+ASCII = st.characters(max_codepoint=127)
+
+
+def _outcome(found: Any) -> Any:
+    return found and (found.span(), found.groupdict(), found.groups())
+
+
+def _same(pattern: str, text: str) -> None:
+    """RulePattern, with the clock lent, finds what `regex` finds."""
+    try:
+        expected = _outcome(regex.compile(pattern).search(text, timeout=5))
+    except (TimeoutError, MemoryError):  # `regex` gives up on some nested fuzzy matches
+        return
+    with alarm_clock():
+        assert _outcome(RulePattern(pattern).search(text, 5)) == expected, (pattern, text)
+
+
+@pytest.fixture
+def lent() -> Iterator[None]:
+    with alarm_clock():
+        yield
+
+
+def _searched_by_re(pattern: str, text: str) -> bool:
+    """Whether `re` answered (a `regex` search would have been compiled otherwise)."""
+    searched = RulePattern(pattern)
+    with alarm_clock():
+        searched.search(text, 5)
+    return searched._full is None
+
+
+def test_every_bundled_pattern_is_searched_by_re() -> None:
+    slow = [pattern for pattern in PATTERNS if not _searched_by_re(pattern, "step 1 loss 0.25")]
+    assert slow == [], "these bundled patterns would make every run import `regex`"
+
+
+@pytest.mark.parametrize("pattern", PATTERNS)
+# No shrinking: a failure is a pattern and one text, short already.
+@settings(max_examples=6, deadline=None, phases=[Phase.generate], suppress_health_check=list(HealthCheck))
+@given(data=st.data())
+def test_bundled_patterns_match_the_same_as_with_regex(pattern: str, data: st.DataObject) -> None:
+    text = data.draw(st.from_regex(re.compile(pattern), alphabet=ASCII))
+    cut = data.draw(st.integers(0, len(text)))
+    for variant in (text, text[:cut] + text[cut + 1 :], text.upper(), f"[ERROR] {text.lower()} (rank 3)"):
+        _same(pattern, variant)
+
+
+def test_bundled_patterns_on_every_example_of_their_file() -> None:
+    texts: dict[str, list[str]] = {}
+    for rule in RULES:
+        texts.setdefault(rule.id.split(".")[0], []).extend(rule.examples.match + rule.examples.no_match)
+    for rule in RULES:
+        for pattern in rule.patterns:
+            for text in texts[rule.id.split(".")[0]]:
+                _same(pattern, text)
+
+
+def test_bundled_patterns_on_the_fixture_logs() -> None:
+    lines = {line for log in FIXTURES.glob("*.log") for line in log.read_text(errors="replace").splitlines()}
+    wanted = [line for line in lines if any(mark in line for mark in ("E", "rror", "rank", "NPU", "HCCL"))]
+    for pattern in PATTERNS:
+        compiled = re.compile(pattern)
+        for line in wanted:
+            if compiled.search(line) or len(wanted) < 400:
+                _same(pattern, line)
+
+
+_ATOMS = [
+    "a",
+    "b",
+    "A",
+    "k",
+    "s",
+    "i",
+    " ",
+    ":",
+    "-",
+    "_",
+    "0",
+    "7",
+    r"\.",
+    ".",
+    "[ab]",
+    "[^a ]",
+    "[a-c]",
+    "[A-Z]",
+]
+_CLASSES = [r"\s", r"\S", r"\w", r"\W", r"\d", r"\b", r"\B", "^", "$", r"\Z", r"\1", "(?(1)a|b)", "(?P=g0)"]
+# Where the two modules read a pattern differently, or fold case differently.
+_ODD = ["[Z-a]", "[[:alpha:]]", r"\u0131", "\u017f", "\u212a", "{e<=1}", "{1, 2}", "{", "}"]
+_PIECES = st.sampled_from([*_ATOMS, *_CLASSES, *_ODD])
+_GROUPS = [
+    "({})",
+    "(?:{})",
+    "(?P<g{}>{{}})",
+    "(?={})",
+    "(?!{})",
+    "(?<=a{})",
+    "(?<!b{})",
+    "(?>{})",
+    "(?i:{})",
+    "({}|b)",
+]
+_QUANTIFIERS = st.sampled_from(["", "", "*", "+", "?", "{2}", "{1,3}", "{,2}", "*?", "+?", "??", "++", "*+"])
+
+
+@st.composite
+def _patterns(draw: st.DrawFn, depth: int = 0) -> str:
+    parts = []
+    for _ in range(draw(st.integers(1, 4))):
+        if depth < 2 and draw(st.booleans()):
+            inner = draw(_patterns(depth + 1))
+            shape = draw(st.sampled_from(_GROUPS))
+            piece = shape.replace("{}", inner) if "g{}" not in shape else shape.format(depth).format(inner)
+        else:
+            piece = draw(_PIECES)
+        parts.append(piece + draw(_QUANTIFIERS))
+    return draw(st.sampled_from(["", "(?i)", "(?m)"])) + "".join(parts)
+
+
+@settings(max_examples=1500, deadline=None)
+@given(
+    pattern=_patterns(),
+    text=st.text(st.sampled_from("abABkKsSiI :-_07.\t\n\x1c\u0131\u017f\u212a\u4e2d"), max_size=12),
+)
+def test_random_patterns_match_the_same_as_with_regex(pattern: str, text: str) -> None:
+    try:
+        regex.compile(pattern)
+    except regex.error:
+        return
+    _same(pattern, text)
+
+
+def test_a_pattern_re_cannot_finish_gets_regexs_answer(lent: None) -> None:
+    hostile = "ShardError: " + "a" * 40 + "!"
+    nested = RulePattern(r"ShardError: (a+)+$")  # `re` backtracks for ages; `regex` sees through it
+    assert nested.search(hostile, 5) is None
+    assert nested.search("ShardError: aaa", 5) is not None
+
+
+def test_the_clock_is_given_back() -> None:
+    with alarm_clock():
+        assert signal.getsignal(signal.SIGALRM) != signal.SIG_DFL
+    assert signal.getsignal(signal.SIGALRM) == signal.SIG_DFL
+    assert signal.getitimer(signal.ITIMER_REAL) == (0.0, 0.0)
+
+
+def test_a_programs_own_alarm_is_left_alone() -> None:
+    def own(_signal: int, _frame: Any) -> None:
+        raise AssertionError("the program's alarm went off during the test")
+
+    previous = signal.signal(signal.SIGALRM, own)
+    try:
+        signal.setitimer(signal.ITIMER_REAL, 30)
+        with alarm_clock():
+            assert signal.getsignal(signal.SIGALRM) is own
+            _same(r"ShardError: (a+)+$", "ShardError: " + "a" * 40 + "!")
+        assert signal.getsignal(signal.SIGALRM) is own
+        assert signal.getitimer(signal.ITIMER_REAL)[0] > 20
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
+
+
+def test_a_scan_off_the_main_thread_still_finds_everything() -> None:
+    outcomes: list[Any] = []
+
+    def scan() -> None:
+        with alarm_clock():
+            outcomes.append(_outcome(RulePattern(r"EL0004: (?P<what>\w+)").search("EL0004: Failed", 5)))
+
+    worker = threading.Thread(target=scan)
+    worker.start()
+    worker.join()
+    assert outcomes == [((0, 14), {"what": "Failed"}, ("Failed",))]
+
+
+def test_a_small_log_is_diagnosed_without_importing_regex() -> None:
+    probe = (
+        "import sys\n"
+        "from ascend_doctor.entry import main\n"
+        "try:\n"
+        "    main()\n"
+        "finally:\n"
+        "    sys.stderr.write('regex imported: %s' % ('regex' in sys.modules))\n"
+    )
+    # The first run may read the rule files, whose check compiles them with `regex`: it only fills the cache.
+    logs = ["memory-npu-oom-leftover-process.log"] * 2 + ["cann-e40001-path-too-long.log"]
+    imported = []
+    for log in logs:
+        done = subprocess.run(
+            [sys.executable, "-c", probe, "diagnose", str(FIXTURES / log)], capture_output=True, text=True
+        )
+        assert done.returncode == 1, done.stderr
+        imported.append(done.stderr.rpartition("regex imported: ")[2])
+    # ASCII lines need only `re`; in the other log the line before the error is a progress bar
+    # (`██`), and the error joined with it (as a hard-wrapped message would be) is searched by `regex`.
+    assert imported[1:] == ["False", "True"]
