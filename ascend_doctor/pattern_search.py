@@ -1,9 +1,10 @@
 """A rule's pattern, searched with the standard `re` where that finds what `regex` finds.
 
 Rules are written in `regex`'s syntax, and `regex` gives every search a time limit. But importing
-it costs a run ~15 ms, a fifth of diagnosing a small log. On ASCII text, a pattern `re` reads the
-same way finds the same match with either module (`tests/test_pattern_search.py` compares them on
-every bundled pattern and on random ones), so `re` is tried first there.
+it costs a run ~15 ms, a fifth of diagnosing a small log. On text of characters both modules read
+alike, a pattern `re` reads the same way finds the same match with either module
+(`tests/test_pattern_search.py` compares them on every bundled pattern and on random ones), so
+`re` is tried first there.
 
 `re` has no time limit of its own. It runs only under a SIGALRM timer, lent by `alarm_clock` while a
 scan runs, and only briefly: a pattern it cannot finish in RE_BUDGET is searched with `regex`
@@ -27,7 +28,16 @@ _WIDE_ESCAPE = re.compile(r"\\[uUNx0-9]")
 # A brace that is not a repeat is a literal to `re` but may be fuzzy matching to `regex` (`{e<=1}`).
 _BRACE = re.compile(r"\\.|\{[^}]*\}?", re.DOTALL)
 _REPEAT = re.compile(r"\{\d*(?:,\d*)?\}")
-_ODD_SPACE = re.compile("[\x1c-\x1f]")
+# The characters on which both modules agree in every way a pattern can ask (`\w`, `\d`, `\s`, `\b`,
+# case): ASCII but the separators \x1c-\x1f, which only `re` takes for white space, and the
+# non-ASCII ones common in logs. Those are box drawing and blocks (progress bars, tracebacks drawn
+# by rich), punctuation, arrows, U+FFFD (an undecodable byte) and CJK: the ideographs of GBK, not
+# newer ones an older Python does not know, and not the marks and the fullwidth `＿` that only
+# `regex` counts as `\w`. `tests/test_pattern_search.py` checks every one.
+_DISPUTED = re.compile(
+    r"[^\x00-\x1b\x20-\x7f\u00b7\u00d7\u2010-\u2027\u2190-\u21ff\u2500-\u259f"
+    r"\u3000-\u3029\u3030-\u303f\u4e00-\u9fa5\uff01-\uff3e\uff40-\uff5e\ufffd]"
+)
 
 _clock_lent = False  # SIGALRM is ours: a scan is running in `alarm_clock`
 _armed = False  # a `re` search is running under the timer
@@ -79,9 +89,9 @@ def _plain_form(source: str) -> re.Pattern[str] | None:
 
 
 def _plain_text(text: str) -> bool:
-    """Whether `re` reads `text` as `regex` does: ASCII, without the separators `re` takes for white
-    space, and not empty (`\\B` matches an empty text for `regex` and for `re` only from Python 3.14)."""
-    return text.isascii() and bool(text) and not _ODD_SPACE.search(text)
+    """Whether `re` reads `text` as `regex` does: every character agreed, and not empty (`\\B`
+    matches an empty text for `regex`, and for `re` only from Python 3.14)."""
+    return bool(text) and not _DISPUTED.search(text)
 
 
 def _limited(search: Any, text: str) -> Any:

@@ -10,6 +10,7 @@ import subprocess
 import sys
 import threading
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -17,6 +18,7 @@ import regex
 from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 
+from ascend_doctor import pattern_search
 from ascend_doctor.pattern_search import RulePattern, alarm_clock
 from ascend_doctor.rulebase import load_rulebase
 from tests.conftest import FIXTURES
@@ -146,7 +148,12 @@ def _patterns(draw: st.DrawFn, depth: int = 0) -> str:
 @settings(max_examples=1500, deadline=None)
 @given(
     pattern=_patterns(),
-    text=st.text(st.sampled_from("abABkKsSiI :-_07.\t\n\x1c\u0131\u017f\u212a\u4e2d"), max_size=12),
+    text=st.text(
+        st.sampled_from(
+            "abABkKsSiI :-_07.\t\n\x1c\u0131\u017f\u212a\u4e2d\u2588\uff21\uff41\uff3f\u302a\ufffd"
+        ),
+        max_size=12,
+    ),
 )
 def test_random_patterns_match_the_same_as_with_regex(pattern: str, text: str) -> None:
     try:
@@ -154,6 +161,26 @@ def test_random_patterns_match_the_same_as_with_regex(pattern: str, text: str) -
     except regex.error:
         return
     _same(pattern, text)
+
+
+def test_every_character_searched_by_re_is_read_alike_by_both_modules() -> None:
+    agreed = "".join(c for c in map(chr, range(sys.maxunicode + 1)) if pattern_search._plain_text(c))
+    assert "\u2588" in agreed and "\u4e2d" in agreed and "a" in agreed  # `█`, `中`
+    assert "\x1c" not in agreed and "\u0131" not in agreed and "\uff3f" not in agreed
+    # Each character beside ASCII letters and spaces, to test word boundaries in both directions.
+    texts = [agreed, "".join(f"{c}a {c}" for c in agreed)]
+    asks = [r"\d", r"\s", r"\w", r"\D", r"\S", r"\W", ".", r"\b.", r".\b", r"\B.", r"(?i)\w", r"(?i)[^a-z]"]
+    for letter in "abcdefghijklmnopqrstuvwxyz":
+        asks += [f"(?i){letter}", f"(?i)[{letter}-z]", f"(?i)[^{letter}]"]
+    for ask in asks:
+        for text in texts:
+            assert [m.span() for m in re.finditer(ask, text)] == [
+                m.span() for m in regex.finditer(ask, text)
+            ], ask
+    cased = [c + c.swapcase() for c in agreed if c.swapcase() != c and len(c.swapcase()) == 1]
+    assert len(cased) > 100
+    for pair in cased:
+        assert bool(re.fullmatch(r"(?i)(.)\1", pair)) == bool(regex.fullmatch(r"(?i)(.)\1", pair)), pair
 
 
 def test_a_pattern_re_cannot_finish_gets_regexs_answer(lent: None) -> None:
@@ -200,7 +227,7 @@ def test_a_scan_off_the_main_thread_still_finds_everything() -> None:
     assert outcomes == [((0, 14), {"what": "Failed"}, ("Failed",))]
 
 
-def test_a_small_log_is_diagnosed_without_importing_regex() -> None:
+def test_a_small_log_is_diagnosed_without_importing_regex(tmp_path: Path) -> None:
     probe = (
         "import sys\n"
         "from ascend_doctor.entry import main\n"
@@ -209,15 +236,21 @@ def test_a_small_log_is_diagnosed_without_importing_regex() -> None:
         "finally:\n"
         "    sys.stderr.write('regex imported: %s' % ('regex' in sys.modules))\n"
     )
+    turkish = tmp_path / "turkish.log"  # `ı` folds to `I` for `re`, not for `regex`
+    turkish.write_text("EL0004: Failed to allocate memory (kullan\u0131c\u0131 3)\n", encoding="utf-8")
     # The first run may read the rule files, whose check compiles them with `regex`: it only fills the cache.
-    logs = ["memory-npu-oom-leftover-process.log"] * 2 + ["cann-e40001-path-too-long.log"]
+    # The second log has a progress bar (`██`) on the line before the error, joined with it as a
+    # hard-wrapped message would be.
+    logs = [
+        FIXTURES / "memory-npu-oom-leftover-process.log",
+        FIXTURES / "cann-e40001-path-too-long.log",
+        turkish,
+    ]
     imported = []
-    for log in logs:
+    for log in [logs[0], *logs]:
         done = subprocess.run(
-            [sys.executable, "-c", probe, "diagnose", str(FIXTURES / log)], capture_output=True, text=True
+            [sys.executable, "-c", probe, "diagnose", str(log)], capture_output=True, text=True
         )
         assert done.returncode == 1, done.stderr
         imported.append(done.stderr.rpartition("regex imported: ")[2])
-    # ASCII lines need only `re`; in the other log the line before the error is a progress bar
-    # (`██`), and the error joined with it (as a hard-wrapped message would be) is searched by `regex`.
-    assert imported[1:] == ["False", "True"]
+    assert imported[1:] == ["False", "False", "True"]
