@@ -19,6 +19,7 @@ import signal
 import warnings
 from collections.abc import Iterator
 from contextlib import contextmanager
+from functools import cache
 from typing import Any
 
 RE_BUDGET = 0.02
@@ -34,10 +35,11 @@ _REPEAT = re.compile(r"\{\d*(?:,\d*)?\}")
 # by rich), punctuation, arrows, U+FFFD (an undecodable byte) and CJK: the ideographs of GBK, not
 # newer ones an older Python does not know, and not the marks and the fullwidth `＿` that only
 # `regex` counts as `\w`. `tests/test_pattern_search.py` checks every one.
-_DISPUTED = re.compile(
+_DISPUTED = (
     r"[^\x00-\x1b\x20-\x7f\u00b7\u00d7\u2010-\u2027\u2190-\u21ff\u2500-\u259f"
     r"\u3000-\u3029\u3030-\u303f\u4e00-\u9fa5\uff01-\uff3e\uff40-\uff5e\ufffd]"
 )
+_ODD_SPACE = re.compile("[\x1c-\x1f]")
 
 _clock_lent = False  # SIGALRM is ours: a scan is running in `alarm_clock`
 _armed = False  # a `re` search is running under the timer
@@ -91,7 +93,15 @@ def _plain_form(source: str) -> re.Pattern[str] | None:
 def _plain_text(text: str) -> bool:
     """Whether `re` reads `text` as `regex` does: every character agreed, and not empty (`\\B`
     matches an empty text for `regex`, and for `re` only from Python 3.14)."""
-    return bool(text) and not _DISPUTED.search(text)
+    if text.isascii():
+        return bool(text) and not _ODD_SPACE.search(text)
+    return not _disputed().search(text)
+
+
+@cache
+def _disputed() -> re.Pattern[str]:
+    """Compiled on the first line that is not ASCII: `re` takes ~3 ms to compile these ranges."""
+    return re.compile(_DISPUTED)
 
 
 def _limited(search: Any, text: str) -> Any:
