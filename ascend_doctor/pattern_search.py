@@ -59,9 +59,10 @@ class RulePattern:
         self._plain: re.Pattern[str] | bool | None = None  # False: `regex` only
         self._full: Any = None
 
-    def search(self, text: str, timeout: float) -> Any:
-        """The first match in `text`, or None; TimeoutError after `timeout` seconds of `regex`."""
-        if self._plain is not False and _clock_lent and _plain_text(text):
+    def search(self, text: str, timeout: float, try_re: bool = True) -> Any:
+        """The first match in `text`, or None; TimeoutError after `timeout` seconds of `regex`.
+        `try_re` False: `regex` alone, as the plain path of the equivalence tests searches."""
+        if try_re and self._plain is not False and _clock_lent and _plain_text(text):
             if self._plain is None:
                 self._plain = _plain_form(self.source) or False
             if not isinstance(self._plain, bool):

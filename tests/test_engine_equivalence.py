@@ -1,6 +1,7 @@
 """Every speed-up leaves the findings alone: both prefilter engines, one or two worker processes,
-the rule cache on or off, the small-input path on or off, all give the findings of the plain path
-(every line, every literal, every pattern), on the fixtures and on a generated multi-MB log."""
+the rule cache on or off, the small-input path on or off, `re` standing in for `regex`, all give
+the findings of the plain path (every line, every literal, every pattern, `regex` alone), on the
+fixtures and on a generated multi-MB log."""
 
 from __future__ import annotations
 
