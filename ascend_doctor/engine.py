@@ -64,7 +64,7 @@ _Job = tuple[InputItem, int, Optional[Part]]
 
 
 def _worker_init(rulebase: RuleBase, engine: str) -> None:
-    import signal  # only in workers: importing it costs every run a millisecond
+    import signal
 
     global _worker_matcher
     # Ctrl-C reaches the whole process group: only the parent handles it (and ends the pool);

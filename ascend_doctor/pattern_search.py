@@ -1,34 +1,48 @@
 """A rule's pattern, searched with the standard `re` where that finds what `regex` finds.
 
 Rules are written in `regex`'s syntax, and `regex` gives every search a time limit. But importing
-it costs a run ~15 ms, a fifth of diagnosing a small log. On text of characters both modules read
-alike, a pattern `re` reads the same way finds the same match with either module
-(`tests/test_pattern_search.py` compares them on every bundled pattern and on random ones), so
-`re` is tried first there.
+it costs a run ~15 ms, a fifth of diagnosing a small log. A pattern written only in the plain
+syntax both modules share (`_plain_form` accepts nothing else), on text of characters both read
+alike, finds the same match with either (`tests/test_pattern_search.py` compares them on every
+bundled pattern, on random ones, and on the constructs where they are known to differ), so `re`
+is tried first there.
 
-`re` has no time limit of its own. It runs only under a SIGALRM timer, lent by `alarm_clock` while a
-scan runs, and only briefly: a pattern it cannot finish in RE_BUDGET is searched with `regex`
-from then on. `regex` also guards against some backtracking that `re` does not (`(a+)+$`), so
-whatever `re` leaves unanswered gets the answer `regex` alone would have given.
+`re` has no time limit of its own. It runs only under a SIGVTALRM timer of CPU time, lent by
+`alarm_clock` to the thread that runs a scan, and only briefly: a pattern it cannot finish in
+RE_BUDGET, or that makes it fail, is searched with `regex` from then on. `regex` also guards
+against some backtracking that `re` does not (`(a+)+$`), so whatever `re` leaves unanswered gets
+the answer `regex` alone would have given.
 """
 
 from __future__ import annotations
 
 import re
 import signal
-import warnings
+from _thread import get_ident  # `threading` would cost an import
 from collections.abc import Iterator
 from contextlib import contextmanager
 from functools import cache
 from typing import Any
 
-RE_BUDGET = 0.02
-# Case folding differs between the modules for some non-ASCII characters, which these escapes can
-# name (a backreference `\1` is refused with them: only `regex` is used then, which is safe).
-_WIDE_ESCAPE = re.compile(r"\\[uUNx0-9]")
-# A brace that is not a repeat is a literal to `re` but may be fuzzy matching to `regex` (`{e<=1}`).
-_BRACE = re.compile(r"\\.|\{[^}]*\}?", re.DOTALL)
-_REPEAT = re.compile(r"\{\d*(?:,\d*)?\}")
+RE_BUDGET = 0.02  # CPU seconds: a busy machine does not make `re` give up
+# `re` checks for signals every few thousand steps, and a step on a long text can be long: longer
+# texts go to `regex`, whose time limit is exact.
+PLAIN_TEXT_MAX = 8192
+# The syntax `_plain_form` accepts, token by token: no POSIX or nested sets, set operations,
+# possessive or atomic matching, backreferences, conditionals, verbose mode, fuzzy braces or
+# escapes of characters by code, where the two modules differ or `re` has had bugs.
+_PLAIN_TOKEN = re.compile(
+    r"""
+      (?P<quantifier> (?: [*+?] | \{\d+(?:,\d*)?\} | \{,\d+\} ) \?? )
+    | (?P<set> \[ \^? (?: \\[dswntr] | \\[^A-Za-z0-9] | [^\\\[\]] )+ \] )
+    | (?P<flags> \(\?[ims]+\) )
+    | (?P<group> \( (?: \?(?: [:=!] | <[=!] | P<[A-Za-z_]\w*> | [ims]+: ) )? )
+    | (?P<atom> \\[dswDSWntr] | \\[^A-Za-z0-9] | [^\\\[\](){}|^$*+?] | [.)] )
+    | (?P<anchor> \\[bBAZ] | [|^$] )
+    """,
+    re.VERBOSE,
+)
+_SET_OPERATIONS = ("--", "&&", "~~", "||")  # `re` warns of them: future set operations
 # The characters on which both modules agree in every way a pattern can ask (`\w`, `\d`, `\s`, `\b`,
 # case): ASCII but the separators \x1c-\x1f, which only `re` takes for white space, and the
 # non-ASCII ones common in logs. Those are box drawing and blocks (progress bars, tracebacks drawn
@@ -41,12 +55,8 @@ _DISPUTED = (
 )
 _ODD_SPACE = re.compile("[\x1c-\x1f]")
 
-_clock_lent = False  # SIGALRM is ours: a scan is running in `alarm_clock`
+_lent_to: int | None = None  # the thread whose scan holds SIGVTALRM (`alarm_clock`)
 _armed = False  # a `re` search is running under the timer
-
-
-class _OverBudget(Exception):
-    """`re` did not finish in RE_BUDGET."""
 
 
 class RulePattern:
@@ -56,20 +66,20 @@ class RulePattern:
 
     def __init__(self, source: str) -> None:
         self.source = source
-        self._plain: re.Pattern[str] | bool | None = None  # False: `regex` only
+        self._plain: re.Pattern[str] | None = None  # or _REGEX_ONLY
         self._full: Any = None
 
     def search(self, text: str, timeout: float, try_re: bool = True) -> Any:
         """The first match in `text`, or None; TimeoutError after `timeout` seconds of `regex`.
         `try_re` False: `regex` alone, as the plain path of the equivalence tests searches."""
-        if try_re and self._plain is not False and _clock_lent and _plain_text(text):
+        if try_re and self._plain is not _REGEX_ONLY and _lent_to == get_ident() and _plain_text(text):
             if self._plain is None:
-                self._plain = _plain_form(self.source) or False
-            if not isinstance(self._plain, bool):
+                self._plain = _plain_form(self.source) or _REGEX_ONLY
+            if self._plain is not _REGEX_ONLY:
                 try:
                     return _limited(self._plain.search, text)
-                except _OverBudget:
-                    self._plain = False
+                except Exception:  # over budget, or a fault of `re`'s own (SystemError)
+                    self._plain = _REGEX_ONLY
         if self._full is None:
             import regex
 
@@ -77,23 +87,39 @@ class RulePattern:
         return self._full.search(text, timeout=timeout)
 
 
+_REGEX_ONLY: Any = object()  # a pattern `re` must not search
+
+
 def _plain_form(source: str) -> re.Pattern[str] | None:
-    """`source` compiled by `re`, if `re` reads it as `regex` does; else None."""
-    if not source.isascii() or _WIDE_ESCAPE.search(source):
+    """`source` compiled by `re`, if it is written only in the syntax both modules read alike."""
+    if not source.isascii():
         return None
-    if any(token[0] == "{" and not _REPEAT.fullmatch(token) for token in _BRACE.findall(source)):
-        return None
-    with warnings.catch_warnings():
-        warnings.simplefilter("error")  # `re` warns where `regex` reads a nested set: `[[:alpha:]]`
-        try:
-            return re.compile(source)
-        except (re.error, Warning, OverflowError, RecursionError):
+    position = 0
+    after_atom = False
+    while position < len(source):
+        token = _PLAIN_TOKEN.match(source, position)
+        if token is None:
             return None
+        kind = token.lastgroup
+        if kind == "quantifier" and not after_atom:  # `a*+` is possessive, `^*` an error
+            return None
+        if kind == "flags" and position > 0:
+            return None
+        if kind == "set" and any(operation in token.group() for operation in _SET_OPERATIONS):
+            return None
+        after_atom = kind in ("atom", "set")
+        position = token.end()
+    try:
+        return re.compile(source)
+    except (re.error, OverflowError, RecursionError):
+        return None
 
 
 def _plain_text(text: str) -> bool:
-    """Whether `re` reads `text` as `regex` does: every character agreed, and not empty (`\\B`
+    """Whether `re` may search `text`: every character agreed, not too long, and not empty (`\\B`
     matches an empty text for `regex`, and for `re` only from Python 3.14)."""
+    if len(text) > PLAIN_TEXT_MAX:
+        return False
     if text.isascii():
         return bool(text) and not _ODD_SPACE.search(text)
     return not _disputed().search(text)
@@ -107,18 +133,22 @@ def _disputed() -> re.Pattern[str]:
 
 def _limited(search: Any, text: str) -> Any:
     global _armed
-    _armed = True
-    signal.setitimer(signal.ITIMER_REAL, RE_BUDGET)
     try:
+        _armed = True
+        signal.setitimer(signal.ITIMER_VIRTUAL, RE_BUDGET)
         return search(text)
     finally:
         _armed = False
-        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.setitimer(signal.ITIMER_VIRTUAL, 0)
+
+
+class _OverBudget(Exception):
+    """`re` did not finish in RE_BUDGET."""
 
 
 def _over_budget(_signal: int, _frame: Any) -> None:
-    """SIGALRM while lent: stop the `re` search, if one is still running (`re` checks for signals
-    as it backtracks). A signal that arrives after the search ended is ignored."""
+    """SIGVTALRM while lent: stop the `re` search, if one is still running (`re` checks for
+    signals as it backtracks). A signal that arrives after the search ended is ignored."""
     global _armed
     if _armed:
         _armed = False
@@ -127,25 +157,27 @@ def _over_budget(_signal: int, _frame: Any) -> None:
 
 @contextmanager
 def alarm_clock() -> Iterator[None]:
-    """Lend SIGALRM to the `re` searches of a scan, if it is free: in the main thread, with the
-    default handler and no timer running. Otherwise every search uses `regex` (same findings)."""
-    global _clock_lent
+    """Lend SIGVTALRM to the `re` searches of this thread's scan, if it is free: in the main
+    thread (the only one that runs signal handlers), with the default handler and no timer
+    running. Otherwise every search uses `regex` (same findings)."""
+    global _lent_to
     free = (
-        not _clock_lent
+        _lent_to is None
         and hasattr(signal, "setitimer")
-        and signal.getsignal(signal.SIGALRM) == signal.SIG_DFL
-        and signal.getitimer(signal.ITIMER_REAL) == (0.0, 0.0)
+        and signal.getsignal(signal.SIGVTALRM) == signal.SIG_DFL
+        and signal.getitimer(signal.ITIMER_VIRTUAL) == (0.0, 0.0)
     )
     try:
-        previous = signal.signal(signal.SIGALRM, _over_budget) if free else None
+        previous = signal.signal(signal.SIGVTALRM, _over_budget) if free else None
     except ValueError:  # not the main thread
         previous = None
     if previous is None:
         yield
         return
-    _clock_lent = True
+    _lent_to = get_ident()
     try:
         yield
     finally:
-        _clock_lent = False
-        signal.signal(signal.SIGALRM, previous)
+        _lent_to = None
+        signal.setitimer(signal.ITIMER_VIRTUAL, 0)  # an interrupted search may have left it running
+        signal.signal(signal.SIGVTALRM, previous)
