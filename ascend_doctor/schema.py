@@ -92,6 +92,9 @@ class _Checker:
                 regex.compile(pattern)
             except (regex.error, OverflowError, RecursionError) as exc:
                 raise self.fail(f"patterns[{index}] is not a valid regex: {exc}") from None
+            except Exception as exc:  # `regex` fails on some odd patterns: `(?i)[^\s\S]`, AttributeError
+                failure = f"the regex module failed ({type(exc).__name__}: {exc})"
+                raise self.fail(f"patterns[{index}] cannot be compiled: {failure}") from None
         return patterns
 
     def examples(self) -> Examples:

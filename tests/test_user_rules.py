@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -90,6 +91,28 @@ def test_broken_rule_file_is_exit_2_with_file_and_line(tmp_path: Path, case: str
     assert "Traceback" not in result.stderr
     assert result.stderr.startswith(f"ascend-doctor: error: {directory / 'team.yaml'}")
     assert message in result.stderr
+
+
+def test_a_pattern_the_regex_module_itself_fails_on_is_a_rule_error(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import regex
+
+    compile_pattern = regex.compile
+
+    def failing(pattern: str, *args: Any, **kwargs: Any) -> Any:
+        if "ShardIndexCorrupt" in pattern:  # as regex 2026.5 does on `(?i)[^\s\S]`
+            raise AttributeError("'AnyAll' object has no attribute 'rebuild'")
+        return compile_pattern(pattern, *args, **kwargs)
+
+    monkeypatch.setattr(regex, "compile", failing)
+    log = tmp_path / "a.log"
+    log.write_text("hello\n")
+    result = run_cli("diagnose", "--no-cache", "--rules", str(rules_dir(tmp_path, GOOD_RULE)), str(log))
+    assert result.exit_code == 2
+    assert "Traceback" not in result.stderr and "internal error" not in result.stderr
+    assert result.stderr.startswith(f"ascend-doctor: error: {tmp_path / 'rules' / 'team.yaml'}")
+    assert "patterns[0] cannot be compiled: the regex module failed (AttributeError" in result.stderr
 
 
 def test_duplicate_id_names_both_places(tmp_path: Path) -> None:
