@@ -57,6 +57,24 @@ def run_on_terminal(
     return piped, bytes(shown)
 
 
+def run_watching_import(
+    module: str, args: Sequence[str], env: dict[str, str] | None = None
+) -> tuple[subprocess.CompletedProcess[str], bool]:
+    """`ascend-doctor ARGS` through its console entry point, and whether it imported `module`."""
+    probe = (
+        "import sys\n"
+        "from ascend_doctor.entry import main\n"
+        "try:\n"
+        "    main()\n"
+        "finally:\n"
+        f"    sys.stderr.write('{module} imported: %s' % ({module!r} in sys.modules))\n"
+    )
+    done = subprocess.run([sys.executable, "-c", probe, *args], capture_output=True, text=True, env=env)
+    imported = done.stderr.rpartition(f"{module} imported: ")[2]
+    assert imported in ("True", "False"), done.stderr
+    return done, imported == "True"
+
+
 def _default_sigint() -> None:
     signal.signal(signal.SIGINT, signal.SIG_DFL)
 

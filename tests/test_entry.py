@@ -19,6 +19,7 @@ from ascend_doctor.cli import app
 from ascend_doctor.quick_args import COMMANDS, FLAGS, VALUED, quick_request
 from ascend_doctor.run import DiagnoseRequest
 from tests.conftest import FIXTURES
+from tests.processes import run_watching_import
 
 ENTRY = (sys.executable, "-m", "ascend_doctor")
 CLICK = (sys.executable, "-c", "import sys; from ascend_doctor.cli import main; main(sys.argv[1:])")
@@ -193,25 +194,15 @@ def test_the_cases_cover_every_outcome(tmp_path: Path) -> None:
 
 def test_a_plain_diagnosis_does_not_import_click(tmp_path: Path) -> None:
     fixture = FIXTURES / "hccl-ei0002-notify-timeout.log"
-    probe = (
-        "import sys\n"
-        "from ascend_doctor.entry import main\n"
-        "try:\n"
-        "    main()\n"
-        "finally:\n"
-        "    sys.stderr.write('click imported: %s' % ('click' in sys.modules))\n"
-    )
     lines = [
         ([str(fixture)], False),
         (["--format", "json", str(fixture)], False),
         (["-fjson", str(fixture)], True),
     ]
     for args, imported in lines:
-        done = subprocess.run(
-            [sys.executable, "-c", probe, *args], capture_output=True, text=True, env=_environment()
-        )
+        done, click_imported = run_watching_import("click", args, env=_environment())
         assert done.returncode == 1, done.stderr
-        assert done.stderr.endswith(f"click imported: {imported}"), done.stderr
+        assert click_imported is imported, done.stderr
 
 
 def test_a_skipped_file_name_cannot_colour_the_terminal(tmp_path: Path) -> None:

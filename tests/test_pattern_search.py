@@ -24,6 +24,7 @@ from ascend_doctor import pattern_search
 from ascend_doctor.pattern_search import RulePattern, alarm_clock
 from ascend_doctor.rulebase import load_rulebase
 from tests.conftest import FIXTURES
+from tests.processes import run_watching_import
 
 RULES = load_rulebase(use_cache=False).rules
 PATTERNS = sorted({pattern for rule in RULES for pattern in rule.patterns})
@@ -288,14 +289,6 @@ def test_another_thread_searches_with_regex_while_the_main_thread_holds_the_cloc
 
 
 def test_a_small_log_is_diagnosed_without_importing_regex(tmp_path: Path) -> None:
-    probe = (
-        "import sys\n"
-        "from ascend_doctor.entry import main\n"
-        "try:\n"
-        "    main()\n"
-        "finally:\n"
-        "    sys.stderr.write('regex imported: %s' % ('regex' in sys.modules))\n"
-    )
     turkish = tmp_path / "turkish.log"  # `ı` folds to `I` for `re`, not for `regex`
     turkish.write_text("EL0004: Failed to allocate memory (kullan\u0131c\u0131 3)\n", encoding="utf-8")
     # The first run may read the rule files, whose check compiles them with `regex`: it only fills the cache.
@@ -308,9 +301,7 @@ def test_a_small_log_is_diagnosed_without_importing_regex(tmp_path: Path) -> Non
     ]
     imported = []
     for log in [logs[0], *logs]:
-        done = subprocess.run(
-            [sys.executable, "-c", probe, "diagnose", str(log)], capture_output=True, text=True
-        )
+        done, regex_imported = run_watching_import("regex", ["diagnose", str(log)])
         assert done.returncode == 1, done.stderr
-        imported.append(done.stderr.rpartition("regex imported: ")[2])
-    assert imported[1:] == ["False", "False", "True"]
+        imported.append(regex_imported)
+    assert imported[1:] == [False, False, True]
