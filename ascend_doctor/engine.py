@@ -97,12 +97,12 @@ def _worker_scan_chunk(jobs: list[_Job]) -> list[tuple[int, int, Any, int, dict[
 def _scan_part(matcher: Matcher, item: InputItem, index: int, part: Part) -> ScanResult | str:
     """One part of a big plain file, its lines numbered from the part's first line."""
     try:
-        stream, first = open_part(item.path, part)
+        opened = open_part(item.path, part)
     except OSError as exc:
         return f"cannot open: {exc.strerror or exc}"
-    with stream:
+    with opened.stream:
         try:
-            return StreamScanner(matcher, item.label, index).scan(stream, first)
+            return StreamScanner(matcher, item.label, index).scan(*opened)
         except OSError as exc:
             return f"cannot read: {exc.strerror or exc}"
 

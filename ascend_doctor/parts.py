@@ -1,10 +1,12 @@
 """One big plain log scanned by several workers, in parts that see exactly what the whole scan sees.
 
-The scanner is fed the SNIFF bytes an input was opened with, then reads CHUNK bytes at a time and
-cuts a block at the last line end before each read's end. A part starts just after such a cut and
-is first fed the bytes up to that read's end: from there on its reads end where the whole scan's
-do, so its blocks, their lines and their neighbours are the same, and so are the findings. Its
-line numbers are made whole by adding the lines of the parts before it.
+The scanner matches every line with the bytes the file holds around it (its neighbours and its
+look-back), whatever block it falls in. A part starts at a line start with the bytes before it
+as context, and reads on past its end by the start of the next part's first line, its own last
+line's neighbour. It starts just before a read's end in the whole scan and is first fed the bytes
+up to it: from there on its reads end where the whole scan's do, which a line over MAX_LINE needs
+(it is matched in windows cut at the reads). So the findings are the same, and the line numbers
+are made whole by adding the lines of the parts before.
 """
 
 from __future__ import annotations
@@ -12,7 +14,7 @@ from __future__ import annotations
 import io
 from typing import Any, BinaryIO, NamedTuple
 
-from ascend_doctor.scanner import CHUNK
+from ascend_doctor.scanner import CHUNK, CODES_MAX, LOOKBACK, MAX_CONTINUATION, context_start
 from ascend_doctor.sources import SNIFF, plain_text
 
 # A plain file at least twice this size is split into parts of about this size.
@@ -71,18 +73,31 @@ def _after_last_line_end(handle: Any, aligned: int) -> int | None:
     return None
 
 
-def open_part(path: str, part: Part) -> tuple[BinaryIO, bytes]:
-    """The part's stream and the bytes to feed the scanner first."""
+class OpenPart(NamedTuple):
+    """What the scanner is given for a part (see StreamScanner.scan)."""
+
+    stream: BinaryIO
+    first: bytes
+    context: bytes
+    stop: int
+
+
+def open_part(path: str, part: Part) -> OpenPart:
+    """The part's stream, with the bytes before it as context; it reads on past the part's end by
+    the start of the next part's first line, the neighbour of its own last line."""
     handle = open(path, "rb")  # noqa: SIM115 - closed by the caller
     try:
-        handle.seek(part.start)
+        handle.seek(max(0, part.start - CODES_MAX * LOOKBACK))
+        before = handle.read(part.start - handle.tell())
         first = handle.read(part.aligned - part.start)
     except OSError:
         handle.close()
         raise
+    context = before[context_start(before, len(before)) :]
     if part.end < 0:
-        return handle, first
-    return _Bounded(handle, part.end - part.aligned), first
+        return OpenPart(handle, first, context, -1)
+    stream = _Bounded(handle, part.end - part.aligned + CODES_MAX * MAX_CONTINUATION)
+    return OpenPart(stream, first, context, part.end - part.start)
 
 
 class _Bounded(io.RawIOBase):

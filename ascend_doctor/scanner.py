@@ -2,17 +2,24 @@
 
 Memory stays bounded whatever the input: blocks are at most CHUNK plus one line, and a line
 longer than MAX_LINE is matched in windows of MAX_LINE (the rest of it is said, not dropped).
+Every line is matched with the bytes the file holds around it, whatever block it falls in: the
+bytes before a block are kept as its context (the look-back of its first lines, and the line a
+message was wrapped from), and a block's last line waits for the next read when the start of the
+line after it is not read yet. So where reads end changes no finding, except inside a line over
+MAX_LINE.
 """
 
 from __future__ import annotations
 
 import mmap
 from collections.abc import Callable
-from typing import BinaryIO
+from typing import BinaryIO, Union
 
 from ascend_doctor import events, prefilter
 from ascend_doctor.matcher import Matcher
 from ascend_doctor.model import Evidence, Match
+
+Buffer = Union[bytes, mmap.mmap]
 
 CHUNK = 1024 * 1024
 MAX_LINE = 1024 * 1024
@@ -21,6 +28,9 @@ MAX_CONTINUATION = 512
 MAX_EVIDENCE_TEXT = 1000
 WINDOW = 8 * 1024
 LOOKBACK = 4 * 1024
+# Colour codes may take up to this many times the bytes of what they colour in a neighbour or a
+# look-back: past that, their bytes count as shown (the buffer holds what is kept before a line).
+CODES_MAX = 8
 
 
 class ScanResult:
@@ -55,13 +65,19 @@ class StreamScanner:
         self.path_rank = events.rank_of_path(label)
         self._seen: set[tuple[int, int]] = set()
 
-    def scan(self, stream: BinaryIO, first: bytes = b"") -> ScanResult:
-        # One reused buffer: the partial line left from the last block, then the next chunk read
-        # into place (room for a partial line of up to MAX_LINE + CHUNK and one more chunk).
+    def scan(self, stream: BinaryIO, first: bytes = b"", context: bytes = b"", stop: int = -1) -> ScanResult:
+        """Scan `first`, then the rest of `stream`. A part of a file comes with the `context` of
+        the bytes before it (its first lines' neighbours and look-back) and a `stop`: lines that
+        begin `stop` bytes or more into it are the next part's, read only as neighbours."""
+        # One reused buffer: the bytes before the lines still to match (their context), those
+        # lines, then the next chunk read into place.
         buffer = _read_buffer()
         view = memoryview(buffer)
-        buffer[: len(first)] = first
-        filled = len(first)
+        lo = len(context)  # where the lines still to match begin
+        buffer[:lo] = context
+        buffer[lo : lo + len(first)] = first
+        filled = lo + len(first)
+        base = -lo  # the stream offset of buffer[0]
         newlines = 0
         read_into = getattr(stream, "readinto", None)
         while True:
@@ -77,39 +93,59 @@ class StreamScanner:
             if not count:
                 break
             filled += count
-            cut = buffer.rfind(b"\n", 0, filled)
+            cut = buffer.rfind(b"\n", lo, filled)
             if cut < 0:
-                if filled > MAX_LINE:  # the part of an over-long line read so far; a tail is kept
-                    self._block(buffer, filled, newlines)  # so that no literal is cut
+                if filled - lo > MAX_LINE:  # the part of an over-long line read so far; a tail is kept
+                    self._block(buffer, lo, filled, filled, newlines)  # so that no literal is cut
                     buffer.move(0, filled - WINDOW_OVERLAP, WINDOW_OVERLAP)
-                    filled = WINDOW_OVERLAP
+                    base += filled - WINDOW_OVERLAP
+                    filled, lo = WINDOW_OVERLAP, 0
                 continue
-            newlines += self._block(buffer, cut + 1, newlines)
-            filled -= cut + 1
-            buffer.move(0, cut + 1, filled)
+            hi = _settled(buffer, lo, cut, filled)
+            if stop >= 0:
+                hi = min(hi, max(lo, stop - base))
+            if hi > lo:
+                end = _neighbour_end(buffer, hi, filled)
+                newlines += self._block(buffer, lo, hi, filled if end is None else end, newlines)
+                keep = context_start(buffer, hi)
+                buffer.move(0, keep, filled - keep)
+                base += keep
+                filled, lo = filled - keep, hi - keep
         self.result.size += len(first)
-        if filled:
-            ended = buffer[filled - 1] == ord("\n")
-            newlines += self._block(buffer, filled, newlines) + (0 if ended else 1)
+        hi = filled if stop < 0 else min(filled, max(lo, stop - base))
+        if hi > lo:
+            ended = buffer[hi - 1] == ord("\n")
+            newlines += self._block(buffer, lo, hi, filled, newlines) + (0 if ended else 1)
+        if stop >= 0:
+            self.result.size = min(self.result.size, stop)
         view.release()
         self.result.lines = newlines
         return self.result
 
-    def _block(self, buffer: mmap.mmap, end: int, newlines: int) -> int:
-        """Match the candidate lines of buffer[:end], whose first line is line `newlines + 1`;
-        return the number of line ends in it (counted on the way, once). The block is copied out
-        of the buffer with its colour codes removed (they hold no line end) and freed on return,
-        so one block at a time is alive: with two, glibc gave each new block fresh pages, and page
-        faults were 10-20% of a big scan (see Matcher.block_done)."""
+    def _block(self, buffer: mmap.mmap, lo: int, hi: int, end: int, newlines: int) -> int:
+        """Match the candidate lines in buffer[lo:hi], whose first line is line `newlines + 1`;
+        the bytes before and after, to `end`, are their neighbours and look-back. Return the
+        number of line ends in it (counted on the way, once). The block is copied out of the
+        buffer with its colour codes removed (they hold no line end) and freed on return, so one
+        block at a time is alive: with two, glibc gave each new block fresh pages, and page faults
+        were 10-20% of a big scan (see Matcher.block_done)."""
         if buffer.find(b"\x1b", 0, end) < 0:
-            return self._lines_of(buffer[:end], newlines)
-        return self._lines_of(events.ANSI_BYTES.sub(b"", memoryview(buffer)[:end]), newlines)
+            return self._lines_of(buffer[:end], lo, hi, newlines)
+        view = memoryview(buffer)
+        block = events.ANSI_BYTES.sub(b"", view[:end])
+        head = len(events.ANSI_BYTES.sub(b"", view[:lo]))
+        tail = len(events.ANSI_BYTES.sub(b"", view[hi:end]))
+        return self._lines_of(block, head, len(block) - tail, newlines)
 
-    def _lines_of(self, block: bytes, newlines: int) -> int:
-        counted_to = 0
+    def _lines_of(self, block: bytes, lo: int, hi: int, newlines: int) -> int:
+        counted_to = lo
         line_number = newlines + 1
         matcher = self.matcher
         for start, end, keys in matcher.prefilter_for(block).spans(block):
+            if start < lo:
+                continue  # a line of the context, matched with the block before
+            if start >= hi:
+                break  # a neighbour, matched with the next block
             line_number += block.count(b"\n", counted_to, start)
             counted_to = start
             if end - start <= events.MAX_SEGMENT:
@@ -125,7 +161,7 @@ class StreamScanner:
                 matcher.line_keys = window_keys
                 self._line(block[window_start:window_end], line_number, (b"", b""), before)
         matcher.block_done()
-        return line_number - 1 - newlines + block.count(b"\n", counted_to)
+        return line_number - 1 - newlines + block.count(b"\n", counted_to, hi)
 
     def _windows(self, block: bytes, start: int, end: int) -> list[tuple[int, int, frozenset[int] | None]]:
         """Windows around the literal hits of one very long line, merged where they overlap, each
@@ -185,8 +221,55 @@ def _read_buffer() -> mmap.mmap:
     Private: a worker forked after the parent made it must not write into the parent's."""
     if not _buffer:
         private = {"flags": mmap.MAP_PRIVATE} if hasattr(mmap, "MAP_PRIVATE") else {}
-        _buffer.append(mmap.mmap(-1, MAX_LINE + 2 * CHUNK, **private))
+        _buffer.append(mmap.mmap(-1, CODES_MAX * LOOKBACK + MAX_LINE + 2 * CHUNK, **private))
     return _buffer[0]
+
+
+def _settled(buffer: mmap.mmap, lo: int, cut: int, filled: int) -> int:
+    """Where the lines that can be matched now end, in a buffer whose last line end is at `cut`:
+    each needs the start of the line after it, for a message wrapped there. The last whole line
+    waits for the next read unless enough of the next line is read already, or it is so long that
+    it is matched in windows, which take no neighbours."""
+    if _neighbour_end(buffer, cut + 1, filled) is not None:
+        return cut + 1
+    last = max(lo, buffer.rfind(b"\n", lo, cut) + 1)
+    return cut + 1 if cut - last > events.MAX_SEGMENT else last
+
+
+def _neighbour_end(buffer: mmap.mmap, start: int, filled: int) -> int | None:
+    """The end of what the line at `start` lends the line before it as its neighbour: up to its
+    line end, at most MAX_CONTINUATION bytes once colour codes are removed. None when the bytes
+    read do not reach that far yet."""
+    line_end = buffer.find(b"\n", start, filled)
+    stop = filled if line_end < 0 else line_end
+    end = start + MAX_CONTINUATION
+    while end < stop:
+        shown = len(events.ANSI_BYTES.sub(b"", buffer[start : _outside_code(buffer, start, end)]))
+        if shown >= MAX_CONTINUATION or end - start >= CODES_MAX * MAX_CONTINUATION:
+            return end
+        end += MAX_CONTINUATION - shown
+    return stop if line_end >= 0 else None
+
+
+def context_start(buffer: Buffer, hi: int) -> int:
+    """Where the bytes kept before the line at `hi` begin: LOOKBACK bytes once colour codes are
+    removed (its look-back), not inside a code."""
+    keep = _outside_code(buffer, 0, max(0, hi - LOOKBACK))
+    while keep and buffer.find(b"\x1b", keep, hi) >= 0:
+        shown = len(events.ANSI_BYTES.sub(b"", buffer[keep:hi]))
+        if shown >= LOOKBACK or hi - keep >= CODES_MAX * LOOKBACK:
+            break
+        keep = _outside_code(buffer, 0, max(0, keep - (LOOKBACK - shown)))
+    return keep
+
+
+def _outside_code(buffer: Buffer, low: int, at: int) -> int:
+    """`at`, or the start of the colour code it would cut (codes hold no line end)."""
+    escape = buffer.rfind(b"\x1b", max(low, buffer.rfind(b"\n", low, at) + 1), at)
+    if escape < 0:
+        return at
+    code = events.ANSI_BYTES.match(buffer, escape)
+    return escape if code is None or code.end() > at else at
 
 
 def _bounds(block: bytes, start: int, end: int) -> tuple[int, int, int, int]:

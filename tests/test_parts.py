@@ -1,4 +1,4 @@
-"""A big plain file in parts: each part's scanner sees exactly the blocks of the whole scan."""
+"""A big plain file in parts: where parts start and end, and what a part that fails leaves."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import pytest
 from ascend_doctor import engine, parts, scanner
 from ascend_doctor.matcher import Matcher
 from ascend_doctor.rulebase import load_rulebase
-from ascend_doctor.sources import InputItem, expand, open_input
+from ascend_doctor.sources import InputItem, expand
 
 READ = 64 * 1024
 
@@ -26,18 +26,6 @@ def _scan_parts(item: InputItem, plan: list[parts.Part]) -> list[object]:
     return [engine._scan_part(matcher, item, 0, part) for part in plan]
 
 
-def _blocks_seen(monkeypatch: pytest.MonkeyPatch) -> list[bytes]:
-    seen: list[bytes] = []
-    real = scanner.StreamScanner._lines_of
-
-    def recording(self: scanner.StreamScanner, block: bytes, newlines: int) -> int:
-        seen.append(bytes(block))
-        return real(self, block, newlines)
-
-    monkeypatch.setattr(scanner.StreamScanner, "_lines_of", recording)
-    return seen
-
-
 def _log(tmp_path: Path) -> Path:
     """Lines of every length, a few longer than a read, so cuts fall everywhere."""
     lines = [("x" * ((index * 7919) % 3000)).encode() for index in range(600)]
@@ -45,29 +33,6 @@ def _log(tmp_path: Path) -> Path:
     path = tmp_path / "train.log"
     path.write_bytes(b"\n".join(lines) + b"\nEL0004: Failed to allocate memory\n")
     return path
-
-
-def test_parts_see_the_blocks_of_the_whole_scan(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, small_reads: None
-) -> None:
-    monkeypatch.setattr(parts, "TAIL", 4096)  # the long line leaves some tails without a line end
-    path = _log(tmp_path)
-    plan = parts.plan(str(path), path.stat().st_size, part_bytes=READ)
-    assert len(plan) > 5
-    matcher = Matcher(load_rulebase().rules, "python")
-    seen = _blocks_seen(monkeypatch)
-    item = InputItem(str(path), True)
-    opened, _ = open_input(item)
-    assert opened is not None
-    with opened.closer:
-        whole = scanner.StreamScanner(matcher, item.label, 0).scan(opened.stream, opened.first)
-    whole_blocks = list(seen)
-    seen.clear()
-    results = [engine._scan_part(matcher, item, 0, part) for part in plan]
-    assert seen == whole_blocks
-    record, matches = engine._joined(item, results)
-    assert record.lines == whole.lines and record.size == whole.size
-    assert [m.evidence.line for m in matches] == [m.evidence.line for m in whole.matches] == [601]
 
 
 def test_compressed_binary_and_small_files_are_not_split(tmp_path: Path) -> None:
