@@ -216,6 +216,13 @@ def _timeout_warnings(timeouts: dict[str, int]) -> list[str]:
     ]
 
 
+def _one_per_message(matches: list[Match]) -> list[Match]:
+    """A message hard-wrapped over two lines matches from both, joined with the other: it is one
+    message (seen once, on the line it starts on), not two."""
+    wrapped = {(m.input_index, m.rule_id, m.evidence.line + 1) for m in matches if m.wrap > 0}
+    return [m for m in matches if m.wrap >= 0 or (m.input_index, m.rule_id, m.evidence.line) not in wrapped]
+
+
 def diagnose(
     paths: Sequence[str],
     rulebase: RuleBase,
@@ -255,6 +262,7 @@ def diagnose(
                 records.append(record)
                 matches.extend(found)
         timeouts = matcher.timeouts
+    matches = _one_per_message(matches)
     peer = waited_for(matches, rulebase.rules)
     return Report(
         findings=rank(matches, rulebase.rules, peer),

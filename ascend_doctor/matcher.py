@@ -45,13 +45,15 @@ class PatternRef(NamedTuple):
 
 
 class Hit(NamedTuple):
-    """A rule that matched one segment: which pattern, what it captured, and the part of the
-    segment it matched (start, end)."""
+    """A rule that matched one segment: which pattern, what it captured, the part of the segment
+    it matched (start, end), and whether the match ran on into the next line (1) or began in the
+    previous one (-1): a message hard-wrapped there."""
 
     rule_index: int
     pattern_index: int
     captures: tuple[tuple[str, str], ...]
     span: tuple[int, int]
+    wrap: int = 0
 
 
 class LiteralIndex(NamedTuple):
@@ -339,7 +341,8 @@ class Matcher:
                 done.add(ref.rule_index)
                 captures = tuple((k, v) for k, v in found.groupdict().items() if v is not None)
                 span = (max(found.start() - low, 0), min(found.end() - low, own))
-                hits.append(Hit(ref.rule_index, ref.pattern_index, captures, span))
+                wrap = 1 if found.end() - low > own else -1 if found.start() < low else 0
+                hits.append(Hit(ref.rule_index, ref.pattern_index, captures, span, wrap))
         return hits
 
 

@@ -103,12 +103,14 @@ class Evidence(NamedTuple):
 
 
 class Match(NamedTuple):
-    """A rule firing on one line, with where it stands among all inputs."""
+    """A rule firing on one line, with where it stands among all inputs, and whether its match
+    ran on into the next line (1) or began in the previous one (-1)."""
 
     rule_id: str
     pattern_index: int
     evidence: Evidence
     input_index: int
+    wrap: int = 0
 
 
 class InputRecord(NamedTuple):

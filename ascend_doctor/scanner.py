@@ -208,7 +208,8 @@ class StreamScanner:
                     captures=hit.captures,
                 )
                 rule_id = self.matcher.rules[hit.rule_index].id
-                self.result.matches.append(Match(rule_id, hit.pattern_index, evidence, self.input_index))
+                match = Match(rule_id, hit.pattern_index, evidence, self.input_index, hit.wrap)
+                self.result.matches.append(match)
 
 
 _buffer: list[mmap.mmap] = []

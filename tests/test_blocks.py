@@ -162,3 +162,21 @@ def test_a_colour_code_is_not_cut_where_a_neighbour_or_a_look_back_ends(
         scanner.StreamScanner(rules_matcher, "train.log", 0).scan(BytesIO(_coded_log()))
         matched.append(list(seen))
     assert matched[0] == matched[1]
+
+
+def test_a_wrapped_message_is_one_message_in_parts_and_whole(
+    tmp_path: Any, monkeypatch: pytest.MonkeyPatch, small_reads: None
+) -> None:
+    """Both of its lines hold the libgomp error's words, so both match; it is counted once, also
+    where a part ends between them."""
+    wrapped = b"ImportError: /usr/lib/libgomp.so.1: cannot allocate\n memory in static TLS block\n"
+    messages = 400
+    path = tmp_path / "train.log"
+    path.write_bytes(b"".join(_filler(97 + 31 * (number % 13)) + wrapped for number in range(messages)))
+    monkeypatch.setattr(engine, "PARALLEL_MIN_BYTES", 0)
+    monkeypatch.setattr(parts, "PART_BYTES", 8 * READ)
+    assert len(parts.plan(str(path), path.stat().st_size, workers=2)) > 4
+    for jobs in (1, 2):
+        report = engine.diagnose([str(path)], load_rulebase(), engine.ScanOptions(engine="python", jobs=jobs))
+        (finding,) = [f for f in report.findings if f.rule.id == "env.libgomp-static-tls"]
+        assert finding.count == messages, jobs

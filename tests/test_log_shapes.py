@@ -112,12 +112,18 @@ def test_traceback_escaped_into_one_json_line(tmp_path: Path) -> None:
         assert "\\n" not in evidence["text"] and not evidence["text"].startswith("{")
 
 
-def test_message_hard_wrapped_across_lines(tmp_path: Path, expected: list) -> None:
+@pytest.mark.parametrize("width", [60, 69])  # at 69, both lines of the libgomp error hold its words
+def test_message_hard_wrapped_across_lines(tmp_path: Path, expected: list, width: int) -> None:
+    """Each wrapped message is found once, on one of its two lines."""
     wrapped = []
-    for line in CLEAN:
-        wrapped.extend([line[:60], line[60:]] if len(line) > 80 else [line])
+    origin = {}  # wrapped line number: clean line number
+    for number, line in enumerate(CLEAN, start=1):
+        for piece in [line[:width], line[width:]] if len(line) > 80 else [line]:
+            wrapped.append(piece)
+            origin[len(wrapped)] = number
     report = diagnose_bytes(tmp_path, ("\n".join(wrapped) + "\n").encode())
-    assert [rule for rule, _, _ in findings(report)] == [rule for rule, _, _ in expected]
+    found = [(rule, [origin[line] for line in lines]) for rule, lines, _ in findings(report)]
+    assert found == [(rule, lines) for rule, lines, _ in expected]
 
 
 @pytest.mark.parametrize(
