@@ -45,13 +45,12 @@ def _scan_item(
     scanner = StreamScanner(matcher, label, index, progress)
     notes: list[str] = [opened.note] if opened.note else []
     try:
-        result = scanner.scan(opened.stream, opened.first)
-    except opened.errors as exc:
-        result = scanner.result
-        notes.append(f"stopped reading early: {exc}")
+        result = scanner.scan(opened.stream, opened.first, errors=opened.errors)
     finally:
         if not item.is_stdin:
             opened.closer.close()
+    if result.error:
+        notes.append(f"stopped reading early, at line {result.lines}: {result.error}")
     if result.long_lines:
         notes.append(long_lines_note(result.long_lines))
     return InputRecord(label, "read", "", result.lines, result.size, tuple(notes)), result.matches

@@ -41,6 +41,7 @@ class ScanResult:
         self.lines = 0
         self.size = 0
         self.long_lines = 0  # parts of over-long lines matched only around literals
+        self.error = ""  # why reading stopped before the end (a truncated compressed log)
 
 
 def long_lines_note(count: int) -> str:
@@ -65,10 +66,19 @@ class StreamScanner:
         self.path_rank = events.rank_of_path(label)
         self._seen: set[tuple[int, int]] = set()
 
-    def scan(self, stream: BinaryIO, first: bytes = b"", context: bytes = b"", stop: int = -1) -> ScanResult:
+    def scan(
+        self,
+        stream: BinaryIO,
+        first: bytes = b"",
+        context: bytes = b"",
+        stop: int = -1,
+        errors: tuple[type[BaseException], ...] = (),
+    ) -> ScanResult:
         """Scan `first`, then the rest of `stream`. A part of a file comes with the `context` of
         the bytes before it (its first lines' neighbours and look-back) and a `stop`: lines that
-        begin `stop` bytes or more into it are the next part's, read only as neighbours."""
+        begin `stop` bytes or more into it are the next part's, read only as neighbours. A read
+        that raises one of `errors` ends the input there: what was read before is still matched,
+        and `result.error` says why."""
         # One reused buffer: the bytes before the lines still to match (their context), those
         # lines, then the next chunk read into place.
         buffer = _read_buffer()
@@ -81,12 +91,16 @@ class StreamScanner:
         newlines = 0
         read_into = getattr(stream, "readinto", None)
         while True:
-            if read_into is not None:
-                count = read_into(view[filled : filled + CHUNK]) or 0
-            else:
-                data = stream.read(CHUNK)
-                count = len(data)
-                buffer[filled : filled + count] = data
+            try:
+                if read_into is not None:
+                    count = read_into(view[filled : filled + CHUNK]) or 0
+                else:
+                    data = stream.read(CHUNK)
+                    count = len(data)
+                    buffer[filled : filled + count] = data
+            except errors as exc:
+                self.result.error = str(exc)
+                count = 0
             self.result.size += count
             if self.progress is not None and count:
                 self.progress(count)

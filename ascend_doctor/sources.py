@@ -164,21 +164,23 @@ def _decompressor(stream: Any, head: bytes) -> tuple[BinaryIO | None, str, tuple
     if head.startswith(GZIP):
         import gzip
 
-        return gzip.GzipFile(fileobj=stream), "gzip", READ_ERRORS  # type: ignore[return-value]
+        return _Salvaging(gzip.GzipFile(fileobj=stream), READ_ERRORS), "gzip", READ_ERRORS
     if head.startswith(BZIP2):
         import bz2
 
-        return bz2.BZ2File(stream), "bzip2", READ_ERRORS  # type: ignore[return-value]
+        return _Salvaging(bz2.BZ2File(stream), READ_ERRORS), "bzip2", READ_ERRORS
     if head.startswith(XZ):
         import lzma
 
-        return lzma.LZMAFile(stream), "xz", (*READ_ERRORS, lzma.LZMAError)  # type: ignore[return-value]
+        errors = (*READ_ERRORS, lzma.LZMAError)
+        return _Salvaging(lzma.LZMAFile(stream), errors), "xz", errors
     if head.startswith(ZSTD):
         try:
             import zstandard
         except ImportError:
             return None, "zstd-compressed (install the 'zstandard' package to read it)", READ_ERRORS
-        return zstandard.ZstdDecompressor().stream_reader(stream), "zstd", (*READ_ERRORS, zstandard.ZstdError)
+        errors = (*READ_ERRORS, zstandard.ZstdError)
+        return _Salvaging(zstandard.ZstdDecompressor().stream_reader(stream), errors), "zstd", errors
     return stream, "", READ_ERRORS
 
 
@@ -245,6 +247,38 @@ class _Prefixed(io.RawIOBase):
         self._first = self._first[len(data) :] if self._first else b""
         buffer[: len(data)] = data
         return len(data)
+
+
+class _Salvaging(io.RawIOBase):
+    """A decompressor read so that a truncated or corrupt file loses none of the bytes decompressed
+    before the fault: they are returned first, and the error is raised by the next read. (One big
+    `read` of a decompressor's own buffered reader drops all it gathered when the fault comes.)"""
+
+    def __init__(self, stream: Any, errors: tuple[type[BaseException], ...]) -> None:
+        self._stream = stream
+        self._errors = errors
+        self._error: BaseException | None = None
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer: Any) -> int:
+        if self._error is not None:
+            raise self._error
+        view = memoryview(buffer).cast("B")
+        filled = 0
+        try:
+            while filled < len(view):
+                data = self._stream.read1(len(view) - filled)
+                if not data:
+                    break
+                view[filled : filled + len(data)] = data
+                filled += len(data)
+        except self._errors as exc:
+            if not filled:
+                raise
+            self._error = exc
+        return filled
 
 
 class _Utf16AsUtf8:

@@ -6,6 +6,7 @@ import bz2
 import gzip
 import json
 import lzma
+import zlib
 from collections.abc import Callable
 from pathlib import Path
 
@@ -147,6 +148,44 @@ def test_corrupt_gzip_is_reported_not_a_traceback(tmp_path: Path) -> None:
     record = next(i for i in report["inputs"] if i["path"] == str(path))
     assert record.get("notes") or record["status"] == "skipped"
     assert report["findings"]
+
+
+def _partial(compressed: bytes, name: str) -> bytes:
+    """What a decompressor makes of a cut-off file, read on its own: what `zcat` would show."""
+    decompressor = {
+        "gz": lambda: zlib.decompressobj(31),
+        "bz2": bz2.BZ2Decompressor,
+        "xz": lzma.LZMADecompressor,
+    }[name.rsplit(".", 1)[1]]()
+    return decompressor.decompress(compressed)
+
+
+@pytest.mark.parametrize(
+    ("name", "compress"),
+    [
+        ("cut.log.gz", gzip.compress),
+        ("cut.log.bz2", lambda data: bz2.compress(data, compresslevel=1)),
+        ("cut.log.xz", lzma.compress),
+    ],
+)
+def test_a_cut_off_compressed_log_is_read_up_to_the_cut(tmp_path: Path, name: str, compress) -> None:
+    """A log cut short (a killed job, a rotation) is diagnosed on all it still holds, and says so."""
+    noise = [
+        f"step {i} loss {i * 0.37 % 7:.4f} tokens/s {i * 7919 % 104729} rank {i % 8}" for i in range(40_000)
+    ]
+    lines = [*noise[:2000], CLEAN[5], *noise[2000:]]
+    compressed = compress(("\n".join(lines) + "\n").encode())
+    cut = compressed[: len(compressed) * 3 // 4]
+    readable = _partial(cut, name)
+    assert CLEAN[5].encode() in readable and len(readable) > 8192
+    report = diagnose_bytes(tmp_path, cut, name)
+    assert report["findings"][0]["category"] == "device_out_of_memory"
+    assert report["findings"][0]["evidence"][0]["line"] == 2001
+    record = report["inputs"][0]
+    assert record["lines"] == readable.count(b"\n") + (not readable.endswith(b"\n"))
+    assert any(
+        note.startswith(f"stopped reading early, at line {record['lines']}:") for note in record["notes"]
+    )
 
 
 def test_huge_single_line_then_the_error_is_still_found(tmp_path: Path) -> None:
