@@ -16,6 +16,7 @@ from ascend_doctor.config import LANGUAGES, default_language
 from ascend_doctor.errors import ConfigError, ExitCode
 from ascend_doctor.knowledge import find_env_var
 from ascend_doctor.model import Rule, plain
+from ascend_doctor.prefilter import require_engine
 from ascend_doctor.rulebase import bundled_rules_dir, load_rulebase, rule_files
 from ascend_doctor.selfcheck import check_rules
 
@@ -152,6 +153,7 @@ def rules_test(directory: str | None, engine: str) -> None:
     """
     # DIR is loaded beside the bundled rules, as `--rules DIR` is, so an id it reuses is refused the
     # same way; DIR being the bundled rules themselves, or one of their files, is not a reuse.
+    require_engine(engine)
     shipped = os.path.realpath(bundled_rules_dir())
     inside = directory is not None and os.path.commonpath([os.path.realpath(directory), shipped]) == shipped
     rulebase = load_rulebase([directory] if directory else (), bundled=not inside, use_cache=False)

@@ -14,6 +14,7 @@ import re
 from collections.abc import Iterator, Sequence
 from typing import Any, Optional
 
+from ascend_doctor.errors import ConfigError
 from ascend_doctor.literals import Literal
 
 # Bytes after which the clean text of a line may hold a literal that its raw bytes do not: ESC
@@ -427,6 +428,15 @@ def hyperscan_available() -> bool:
     except ImportError:
         return False
     return True
+
+
+def require_engine(engine: str) -> None:
+    """Refuse, before any work, an engine asked for by name that this install lacks."""
+    if engine == "hyperscan" and not hyperscan_available():
+        raise ConfigError(
+            "--engine hyperscan: hyperscan is not installed; `pip install 'ascend-doctor[fast]'` adds it "
+            "(wheels for x86-64 and aarch64 Linux), or use --engine auto"
+        )
 
 
 def engine_name(engine: str) -> str:

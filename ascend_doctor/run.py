@@ -26,7 +26,7 @@ from ascend_doctor.config import (
 from ascend_doctor.engine import ScanOptions, diagnose
 from ascend_doctor.errors import AscendDoctorError, ExitCode, InputError
 from ascend_doctor.model import Report
-from ascend_doctor.prefilter import hyperscan_available
+from ascend_doctor.prefilter import hyperscan_available, require_engine
 from ascend_doctor.progress import byte_progress
 from ascend_doctor.render import RENDERERS
 from ascend_doctor.render.base import printable
@@ -116,6 +116,7 @@ def failure_code(exc: BaseException, debug: bool) -> int | None:
 
 def run_diagnose(request: DiagnoseRequest) -> int:
     """Load the rules, scan the inputs, write the report; the exit code says what was found."""
+    require_engine(request.engine)
     rulebase = load_rulebase(request.rules_dirs, use_cache=not request.no_cache)
     targets = _resolve_paths(request.paths)
     items = expand(targets)

@@ -248,6 +248,20 @@ def test_a_big_scan_without_hyperscan_points_at_the_fast_extra(
         assert "3 MB were read without hyperscan" in result.stderr
 
 
+@pytest.mark.parametrize("command", [["diagnose", "LOG"], ["rules", "test"]])
+def test_asking_for_hyperscan_without_it_is_a_usage_error(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, command: list[str]
+) -> None:
+    from ascend_doctor import prefilter
+
+    monkeypatch.setattr(prefilter, "hyperscan_available", lambda: False)
+    log = write(tmp_path, "train.log", OOM_LOG)
+    result = run_cli(*[str(log) if arg == "LOG" else arg for arg in command], "--engine", "hyperscan")
+    assert result.exit_code == 2
+    assert "hyperscan is not installed" in result.stderr and "ascend-doctor[fast]" in result.stderr
+    assert "internal error" not in result.stderr
+
+
 def test_a_mistyped_command_is_named_not_only_reported_as_a_missing_file() -> None:
     result = run_cli("explian", "EL0004")
     assert result.exit_code == 2
