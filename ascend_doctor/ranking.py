@@ -5,11 +5,14 @@ best-ranked one: two OOM rules firing on one OOM are one cause; HCCL timeouts on
 one consequence. In the catch-all categories only symptoms fold; causes there stay apart.
 The ranking key, best first:
   1. severity (error, warning, info)
-  2. victims last: an HCCL timeout is what ranks print while waiting for the rank that failed
+  2. victims last: an HCCL timeout is what ranks print while waiting for the rank that failed;
+     so is a catch-all error that only the ranks that timed out print (torch_npu's "call acl api
+     failed" after the timeout), an echo of it
   3. kind (cause before symptom)
   4. confidence (high, medium, low)
-  5. when its file started failing: the earliest time of an error line in that file, where the
-     log has times (the first failing rank first); inside one file, line order decides
+  5. when its rank started failing: the earliest time of an error line of that rank in that file
+     (or of the file, where lines name no rank), where the log has times: the first failing rank
+     first, in a log per rank and in one log of all ranks alike; then line order decides
   6. position (input order, then line)
   7. rule id
 """
@@ -30,45 +33,60 @@ SYMPTOM_DISCOUNT = 0.5
 
 
 _Position = tuple[bool, float, int, int]
+FILE = -1  # the clock's key for a whole file, beside its ranks
 
 
 class _Clock:
-    """Orders evidence: files by when their first error line happened, lines by line number."""
+    """Orders evidence: each rank of each file by when its first error line happened (a rank with
+    no time of its own, or a line naming no rank, by when its file's did), then lines by number."""
 
     def __init__(self, matches: Sequence[Match], rules: dict[str, Rule]) -> None:
-        self.started: dict[int, float] = {}
+        self.started: dict[tuple[int, int | None], float] = {}
         for match in matches:
             stamp = match.evidence.timestamp
             if stamp is None or rules[match.rule_id].severity is not Severity.ERROR:
                 continue
-            known = self.started.get(match.input_index)
-            if known is None or stamp < known:
-                self.started[match.input_index] = stamp
+            for where in ((match.input_index, match.evidence.rank), (match.input_index, FILE)):
+                known = self.started.get(where)
+                if known is None or stamp < known:
+                    self.started[where] = stamp
 
     def position(self, match: Match) -> _Position:
-        stamp = self.started.get(match.input_index)
-        return (stamp is None, stamp or 0.0, match.input_index, match.evidence.line)
+        index, rank = match.input_index, match.evidence.rank
+        stamp = self.started.get((index, rank)) if rank is not None else None
+        if stamp is None:
+            stamp = self.started.get((index, FILE))
+        return (stamp is None, stamp or 0.0, index, match.evidence.line)
 
 
 class _Group:
     """The matches that fold into one finding, and the other rules folded in with them."""
 
-    def __init__(self, rule: Rule, matches: list[Match], first: _Position) -> None:
+    def __init__(self, rule: Rule, matches: list[Match], first: _Position, victim: bool) -> None:
         self.rule = rule
         self.matches = matches
         self.first = first
+        self.victim = victim
         self.also: list[str] = []
 
     @property
     def key(self) -> tuple[object, ...]:
         return (
             -self.rule.severity.weight,
-            self.rule.category in VICTIM_CATEGORIES,
+            self.victim,
             self.rule.kind is not Kind.CAUSE,
             -self.rule.confidence.score,
             *self.first,
             self.rule.id,
         )
+
+
+def _echoes_timeouts(rule: Rule, matches: Sequence[Match], timed_out: set[tuple[int, int | None]]) -> bool:
+    """Whether a catch-all error is only said where a timeout was: by the ranks (or, without ranks,
+    in the files) that timed out. It adds nothing to the timeout, and must not hide it."""
+    return rule.category in CATCH_ALL_CATEGORIES and all(
+        (match.input_index, match.evidence.rank) in timed_out for match in matches
+    )
 
 
 def _fold_by_category(groups: list[_Group], clock: _Clock) -> list[_Group]:
@@ -156,10 +174,18 @@ def rank(
     grouped: dict[str, list[Match]] = {}
     for match in every:
         grouped.setdefault(match.rule_id, []).append(match)
+    timed_out = {
+        (match.input_index, match.evidence.rank)
+        for match in every
+        if by_id[match.rule_id].category in VICTIM_CATEGORIES
+        and (peer is None or match.evidence.rank != peer[0])
+    }
     groups = []
     for rule_id, found in grouped.items():
         found.sort(key=clock.position)
-        groups.append(_Group(by_id[rule_id], found, clock.position(found[0])))
+        rule = by_id[rule_id]
+        victim = rule.category in VICTIM_CATEGORIES or _echoes_timeouts(rule, found, timed_out)
+        groups.append(_Group(rule, found, clock.position(found[0]), victim))
     groups.sort(key=lambda group: group.key)
     groups = _fold_by_category(groups, clock)
     if not groups:

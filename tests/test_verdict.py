@@ -91,3 +91,29 @@ def test_in_one_log_of_all_ranks_a_cann_line_takes_the_rank_of_its_process(tmp_p
         assert top["category"] == "aicore_exception"
         assert top["evidence"][0].get("rank") == rank
         assert ("started on rank 3" in report["verdict"]) is (rank == 3)
+
+
+def _acl_failed(rank: int, time: str) -> str:
+    """torch_npu's generic line after a failed call, stamped with the process's rank."""
+    return f"[ERROR] 2024-12-04-{time} (PID:4820{rank}, Device:{rank}, RankID:{rank}) ERR00100 PTA call acl api failed\n"
+
+
+def test_the_generic_acl_error_that_timed_out_ranks_print_does_not_hide_the_wait(tmp_path: Path) -> None:
+    logs = _ranks(tmp_path, None)
+    for rank in (0, 1, 2, 4):
+        with (logs / f"rank{rank}.log").open("a") as log:
+            log.write(_acl_failed(rank, "10:36:03"))
+    report, _ = diagnose_json(str(logs))
+    assert report["findings"][0]["category"] == "hccl_timeout"
+    assert "4 rank(s) timed out waiting for rank 3" in report["verdict"]
+
+
+def test_in_one_log_of_all_ranks_the_rank_that_failed_first_is_where_it_started(tmp_path: Path) -> None:
+    """`cat rank*.log > all.log`: the timed-out ranks' lines come first, rank 3's failed 30 min before."""
+    timed_out = "".join(f"[rank{rank}]:" + TIMEOUT + _acl_failed(rank, "10:36:03") for rank in (0, 1, 2))
+    log = tmp_path / "all.log"
+    log.write_text(timed_out + _acl_failed(3, "10:06:03") + "[rank4]:" + TIMEOUT)
+    report, _ = diagnose_json(str(log))
+    assert report["findings"][0]["evidence"][0]["rank"] == 3
+    assert "started on rank 3" in report["verdict"]
+    assert "4 other ranks timed out waiting for it" in report["verdict"]
