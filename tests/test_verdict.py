@@ -117,3 +117,20 @@ def test_in_one_log_of_all_ranks_the_rank_that_failed_first_is_where_it_started(
     assert report["findings"][0]["evidence"][0]["rank"] == 3
     assert "started on rank 3" in report["verdict"]
     assert "4 other ranks timed out waiting for it" in report["verdict"]
+
+
+def test_a_warning_is_not_called_the_cause_of_a_job_that_died_of_something_else(tmp_path: Path) -> None:
+    log = tmp_path / "rank0.log"
+    log.write_text(
+        "[W compiler_depend.ts:133] Warning: Device do not support double dtype now, "
+        "dtype cast repalce with float. (function operator())\n"
+        'Traceback (most recent call last):\n  File "train.py", line 40, in main\n'
+        "ValueError: could not convert string to float: '1e-4,'\n"
+    )
+    report, result = diagnose_json(str(log))
+    assert [finding["severity"] for finding in report["findings"]] == ["warning"]
+    assert report["verdict"] == (
+        "No known Ascend failure cause found; worth a look: "
+        f"{report['findings'][0]['title']} ({log}:1, rank 0)."
+    )
+    assert result.exit_code == 0

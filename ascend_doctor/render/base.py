@@ -61,6 +61,7 @@ MESSAGES = {
         "nothing": "No known Ascend failure cause found.",
         "not_ascend": "This is not an Ascend failure: {title}.",
         "no_failure": "No failure: {title}.",
+        "no_error": "No known Ascend failure cause found; worth a look: {title} ({where}).",
         "started": "started on {origin}; {count} other {unit} timed out waiting for it",
         "ranks": "ranks",
         "files": "files",
@@ -81,6 +82,7 @@ MESSAGES = {
         "nothing": "未发现已知的昇腾故障原因。",
         "not_ascend": "这不是昇腾故障：{title}。",
         "no_failure": "未发生故障：{title}。",
+        "no_error": "未发现已知的昇腾故障原因；值得一看：{title}（{where}）。",
         "started": "首先出现在 {origin}；另有 {count} 个{unit}在等待它时超时",
         "ranks": "rank",
         "files": "文件",
@@ -121,9 +123,9 @@ class Renderer(Protocol):
 
 
 def where(finding: Finding) -> str:
-    """`rank5.log:7 (rank 5)` for the first evidence line of a finding."""
+    """`rank5.log:7, rank 5` for the first evidence line of a finding."""
     first = finding.evidence[0]
-    rank = f" (rank {first.rank})" if first.rank is not None else ""
+    rank = f", rank {first.rank}" if first.rank is not None else ""
     return f"{first.path}:{first.line}{rank}"
 
 
@@ -182,5 +184,7 @@ def verdict(report: Report) -> str:
     ]
     if top.rule.category in NOT_A_FAILURE and not ascend_causes:
         return message(report, top.rule.category, title=title)
+    if top.rule.severity is not Severity.ERROR:  # a warning is not why a job died
+        return message(report, "no_error", title=title, where=where(top))
     started = spread(report)
     return f"{title} — {started}" if started else f"{title} ({where(top)})"
