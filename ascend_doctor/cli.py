@@ -35,7 +35,11 @@ Examples:
 
 \b
 Exit codes: 0 nothing to fix found, 1 a cause was found (at or above --fail-on),
-2 usage error / unreadable input / broken rule file, 130 interrupted.
+2 usage error, broken rule file, a path given that cannot be read (missing, no
+permission, broken link) or nothing readable at all: 2 wins over 1 and over
+--exit-zero, and the report is still written for what was read. Files skipped
+inside a directory (binary, empty, unreadable) are listed but change no code.
+130 interrupted.
 """
 
 

@@ -137,9 +137,9 @@ def run_diagnose(request: DiagnoseRequest) -> int:
         report = diagnose(targets, rulebase, options, stdin=stdin, progress=progress, items=items)
     _suggest_a_command(request.paths, report)
     _require_something_read(report, implicit_stdin=not request.paths)
-    missing = _notify_inputs(report)
+    _notify_inputs(report)
     _suggest_fast_engine(report, request.engine)
-    code = _exit_code(report, request.fail_on, request.exit_zero, missing)
+    code = _exit_code(report, request.fail_on, request.exit_zero, _unreadable_named(report, request.paths))
     try:
         _write(report, request, color, rulebase)
         if request.fmt == "text" and in_github_actions():
@@ -149,8 +149,11 @@ def run_diagnose(request: DiagnoseRequest) -> int:
     return int(code)
 
 
-def _exit_code(report: Report, fail_on: str, exit_zero: bool, missing: bool) -> ExitCode:
-    if missing:
+def _exit_code(report: Report, fail_on: str, exit_zero: bool, unreadable: bool) -> ExitCode:
+    """2 when a path named on the command line could not be read (whatever was found in the others
+    and whatever --exit-zero says: a mistyped or vanished path must not pass unseen); else 1 when a
+    finding reaches --fail-on, unless --exit-zero."""
+    if unreadable:
         return ExitCode.ERROR
     if exit_zero:
         return ExitCode.CLEAN
@@ -158,8 +161,29 @@ def _exit_code(report: Report, fail_on: str, exit_zero: bool, missing: bool) -> 
     return ExitCode.FOUND if found else ExitCode.CLEAN
 
 
-def _notify_inputs(report: Report) -> bool:
-    """Say on stderr what was skipped and what was noted; True if a named input was missing."""
+# Why a path could not be opened at all, as opposed to opened and found not to be a log (binary,
+# empty, an archive, corrupt compression, a report, a repeat).
+UNREADABLE = (
+    "no such file or directory",
+    "broken symbolic link",
+    "permission denied",
+    "cannot stat",
+    "cannot open",
+    "cannot list",
+)
+
+
+def _unreadable_named(report: Report, paths: Sequence[str]) -> bool:
+    """Whether a path named on the command line (a file, or a directory itself) could not be read."""
+    named = set(paths)
+    return any(
+        record.skipped and record.path in named and record.reason.startswith(UNREADABLE)
+        for record in report.inputs
+    )
+
+
+def _notify_inputs(report: Report) -> None:
+    """Say on stderr what was skipped and what was noted."""
     skipped = [record for record in report.inputs if record.skipped]
     for record in skipped[:MAX_SKIP_NOTICES]:
         say(f"ascend-doctor: skipped {record.path}: {record.reason}")
@@ -173,7 +197,6 @@ def _notify_inputs(report: Report) -> bool:
             say(f"ascend-doctor: note: {record.path}: {note}")
     for warning in report.warnings:
         say(f"ascend-doctor: warning: {warning}")
-    return any(r.reason == "no such file or directory" for r in skipped)
 
 
 def _suggest_fast_engine(report: Report, engine: str) -> None:

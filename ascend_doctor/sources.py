@@ -47,7 +47,13 @@ def _classify(path: str, explicit: bool, info: os.stat_result | None = None) -> 
     except OSError as exc:
         return f"cannot stat: {exc.strerror or exc}"
     if stat.S_ISLNK(info.st_mode):
-        return None if os.path.exists(path) and not os.path.isdir(path) else "broken symbolic link"
+        try:
+            target = os.stat(path)
+        except FileNotFoundError:
+            return "broken symbolic link"
+        except OSError as exc:  # a loop of links
+            return f"cannot stat: {exc.strerror or exc}"
+        return "symbolic link to a directory (not followed)" if stat.S_ISDIR(target.st_mode) else None
     if stat.S_ISFIFO(info.st_mode) and explicit:
         return None
     if not stat.S_ISREG(info.st_mode):
@@ -117,9 +123,11 @@ def _is_link(item: InputItem) -> bool:
 
 
 def _named(paths: Sequence[str]) -> Iterator[InputItem]:
+    stdin_named = False
     for path in paths:
         if path == STDIN:
-            yield InputItem(STDIN, True)
+            yield InputItem(STDIN, True, "standard input named twice: read once" if stdin_named else "")
+            stdin_named = True
         elif os.path.isdir(path):
             yield from _walk(path)
         else:

@@ -320,3 +320,43 @@ def test_archives_are_named_as_archives_not_binaries(tmp_path: Path) -> None:
     records = inputs_by_name(diagnose_json(str(tmp_path))[0])
     assert records["logs.tar.gz"]["reason"] == "a tar archive: extract it and diagnose the directory"
     assert records["logs.zip"]["reason"] == "a zip archive: extract it and diagnose the directory"
+
+
+@pytest.mark.parametrize("exit_zero", [False, True])
+def test_a_named_path_that_cannot_be_read_is_exit_2_and_the_rest_is_reported(
+    tmp_path: Path, exit_zero
+) -> None:
+    (tmp_path / "rank0.log").write_text(OOM)
+    (tmp_path / "current.log").symlink_to(tmp_path / "rotated-away.log")
+    flags = ["--exit-zero"] if exit_zero else []
+    for missing in ("current.log", "nope.log"):
+        result = run_cli("diagnose", str(tmp_path / "rank0.log"), str(tmp_path / missing), *flags)
+        assert result.exit_code == 2, missing
+        assert "Diagnosis: " in result.stdout and "EL0004" not in result.stderr
+        assert f"skipped {tmp_path / missing}" in result.stderr
+
+
+def test_what_is_not_a_log_changes_no_exit_code(tmp_path: Path) -> None:
+    (tmp_path / "rank0.log").write_text(OOM)
+    (tmp_path / "core.bin").write_bytes(b"\x7fELF\x00\x00\x01binary")
+    (tmp_path / "logs").mkdir()
+    (tmp_path / "logs" / "dangling.log").symlink_to(tmp_path / "gone.log")
+    (tmp_path / "logs" / "loop-a").symlink_to(tmp_path / "logs" / "loop-b")
+    (tmp_path / "logs" / "loop-b").symlink_to(tmp_path / "logs" / "loop-a")
+    result = run_cli(
+        "diagnose", str(tmp_path / "rank0.log"), str(tmp_path / "core.bin"), str(tmp_path / "logs")
+    )
+    assert result.exit_code == 1
+    for name in (
+        "core.bin: binary",
+        "dangling.log: broken symbolic link",
+        "loop-a: cannot stat: Too many levels",
+    ):
+        assert name in result.stderr
+
+
+def test_stdin_named_twice_is_read_once_and_says_so() -> None:
+    report, result = diagnose_json("-", "-", stdin=OOM)
+    assert [record["status"] for record in report["inputs"]] == ["read", "skipped"]
+    assert "standard input named twice" in result.stderr
+    assert report["findings"][0]["count"] == 1
