@@ -33,6 +33,9 @@ _PLOG_FULL = re.compile(
     r"(?P<time>\S+)\s+(?:\[(?P<where>[^\]]*)\])?(?P<tid>\d+)?\s*(?P<message>.*)$"
 )
 _PLOG_MATCHED_LEVELS = frozenset({"ERROR", "WARNING"})
+# A command a shell echoed (`set -x`), not output of the job: `+ grep -c EL0004 train.log` names
+# codes it only looks for.
+_SHELL_TRACE = re.compile(r"\++ \S")
 MAX_SEGMENT = 16 * 1024
 
 
@@ -90,7 +93,8 @@ def _expand_json(text: str) -> list[str]:
 
 def segments(line: str) -> list[tuple[str, int | None]]:
     """The clean pieces of one physical line, each with the rank its prefix named: split at `\\r`
-    and inside JSON records; no ANSI, rank prefix or BOM; at most MAX_SEGMENT characters each."""
+    and inside JSON records; no ANSI, rank prefix or BOM; at most MAX_SEGMENT characters each;
+    none for a command a shell echoed."""
     if "\x1b" in line:
         line = ANSI.sub("", line)
     pieces: list[tuple[str, int | None]] = []
@@ -100,7 +104,7 @@ def segments(line: str) -> list[tuple[str, int | None]]:
         for piece in _expand_json(part):
             clean, rank = strip_prefixes(piece)
             clean = clean.strip()
-            if clean:
+            if clean and not _SHELL_TRACE.match(clean):
                 pieces.append((clean[:MAX_SEGMENT], rank))
     return pieces
 

@@ -230,3 +230,12 @@ def test_utf16_log_is_decoded(tmp_path: Path, expected: list, encoding: str) -> 
     report = diagnose_bytes(tmp_path, text.encode(encoding))
     assert findings(report) == expected
     assert report["inputs"][0]["notes"] == ["UTF-16 text, decoded"]
+
+
+def test_a_command_a_shell_echoed_is_not_the_error_it_looks_for(tmp_path: Path) -> None:
+    traced = "+ grep -c 'EL0004\\|EZ9999\\|EI0002' prev.log\n++ echo 'EL0004: Failed to allocate memory.'\n"
+    assert diagnose_bytes(tmp_path, traced.encode())["findings"] == []
+    report = diagnose_bytes(tmp_path, (traced + "[rank0]: " + CLEAN[5] + "\n").encode())
+    assert [(f["category"], f["evidence"][0]["line"]) for f in report["findings"]] == [
+        ("device_out_of_memory", 3)
+    ]
