@@ -58,7 +58,7 @@ def _classify(path: str, explicit: bool, info: os.stat_result | None = None) -> 
         return None
     if not stat.S_ISREG(info.st_mode):
         return "not a regular file (FIFO, device or socket)"
-    if info.st_size == 0:
+    if info.st_size == 0 and not explicit:  # a named file is read: /proc's files say size 0
         return "empty file"
     if not os.access(path, os.R_OK):
         return "permission denied"
@@ -230,6 +230,9 @@ def open_input(item: InputItem, stdin: BinaryIO | None = None) -> tuple[OpenedIn
         return None, f"cannot read: {exc}"
     if item.is_stdin and not first:
         return None, EMPTY_STDIN
+    if not first:
+        raw.close()
+        return None, "empty file"
     if b"\x00" in first and first.startswith((b"\xff\xfe", b"\xfe\xff")):
         utf16 = _Utf16AsUtf8(io.BufferedReader(_Prefixed(first, stream)))
         return OpenedInput(utf16, utf16.read(SNIFF), "UTF-16 text, decoded", raw, errors), ""

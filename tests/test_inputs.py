@@ -360,3 +360,10 @@ def test_stdin_named_twice_is_read_once_and_says_so() -> None:
     assert [record["status"] for record in report["inputs"]] == ["read", "skipped"]
     assert "standard input named twice" in result.stderr
     assert report["findings"][0]["count"] == 1
+
+
+@pytest.mark.skipif(not Path("/proc/self/status").exists(), reason="needs Linux /proc")
+def test_a_named_file_that_says_size_0_is_read_all_the_same() -> None:
+    report, result = diagnose_json("/proc/self/status")
+    assert report["inputs"][0]["status"] == "read" and report["inputs"][0]["lines"] > 5
+    assert result.exit_code == 0

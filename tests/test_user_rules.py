@@ -124,6 +124,16 @@ def test_duplicate_id_names_both_places(tmp_path: Path) -> None:
     assert "team.yaml:2" in result.stderr
 
 
+def test_a_rules_directory_given_twice_is_loaded_once(tmp_path: Path) -> None:
+    directory = rules_dir(tmp_path, GOOD_RULE)
+    (tmp_path / "link").symlink_to(directory)
+    log = tmp_path / "a.log"
+    log.write_text("ShardIndexCorrupt: part-0042\n")
+    report, result = diagnose_json("--rules", str(directory), "--rules", f"{tmp_path / 'link'}/", str(log))
+    assert result.exit_code == 1, result.stderr
+    assert [finding["rule_id"] for finding in report["findings"]] == ["team.custom-loader-crash"]
+
+
 def test_rules_test_refuses_a_user_rule_that_reuses_a_bundled_id(tmp_path: Path) -> None:
     directory = rules_dir(
         tmp_path, GOOD_RULE.replace("team.custom-loader-crash", "memory.el0004-alloc-failed")
