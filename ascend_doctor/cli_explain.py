@@ -124,12 +124,16 @@ def _rules_about(rulebase: RuleBase, var: EnvVar) -> list[Rule]:
     ]
 
 
+# How alike a known name must be to be suggested: at 0.5, ZZ1234 got 107023 (three digits shared).
+SUGGEST_CUTOFF = 0.6
+
+
 def _suggestions(rulebase: RuleBase, code: str) -> list[str]:
     known = {c for rule in rulebase.rules for c in rule.codes}
     known |= {name for rule in rulebase.rules for name in (rule.id, *rule.aliases)}
     known |= set(env_var_names())
     by_upper = {k.upper(): k for k in known}
-    close = difflib.get_close_matches(_normal(code), list(by_upper), n=3, cutoff=0.5)
+    close = difflib.get_close_matches(_normal(code), list(by_upper), n=3, cutoff=SUGGEST_CUTOFF)
     return [by_upper[c] for c in close]
 
 

@@ -156,6 +156,12 @@ def test_unknown_code_exits_2_and_suggests_the_nearest(fmt: str) -> None:
     assert "EL0004" in nearest and len(nearest) <= 3
 
 
+def test_an_unknown_code_like_no_known_one_gets_no_far_fetched_suggestion() -> None:
+    result = run_cli("explain", "ZZ1234")
+    assert result.exit_code == 2
+    assert "nearest known" not in result.stderr and "ascend-doctor rules list" in result.stderr
+
+
 def test_a_word_is_not_searched_in_rule_texts() -> None:
     result = run_cli("explain", "allocate")  # in 50 lines of the rule files, but no area, code or id
     assert result.exit_code == 2
