@@ -38,7 +38,7 @@ def _scan_item(
     progress: Progress | None,
 ) -> tuple[InputRecord, list[Match]]:
     if item.skip_reason:
-        return InputRecord(item.label, "skipped", item.skip_reason), []
+        return InputRecord(label, "skipped", item.skip_reason), []
     opened, reason = open_input(item, stdin)
     if opened is None:
         return InputRecord(label, "skipped", reason), []

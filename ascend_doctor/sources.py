@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import codecs
 import io
 import os
 import re
@@ -225,6 +226,9 @@ def open_input(item: InputItem, stdin: BinaryIO | None = None) -> tuple[OpenedIn
             raw.close()
             return None, compression
         first = stream.read(SNIFF)
+        if b"\x00" in first and first.startswith((b"\xff\xfe", b"\xfe\xff")):
+            utf16 = _Utf16AsUtf8(_Prefixed(first, stream), errors)
+            return OpenedInput(utf16, utf16.read(SNIFF), "UTF-16 text, decoded", raw, errors), ""
     except errors as exc:
         raw.close()
         return None, f"cannot read: {exc}"
@@ -232,10 +236,10 @@ def open_input(item: InputItem, stdin: BinaryIO | None = None) -> tuple[OpenedIn
         return None, EMPTY_STDIN
     if not first:
         raw.close()
-        return None, "empty file"
-    if b"\x00" in first and first.startswith((b"\xff\xfe", b"\xfe\xff")):
-        utf16 = _Utf16AsUtf8(io.BufferedReader(_Prefixed(first, stream)))
-        return OpenedInput(utf16, utf16.read(SNIFF), "UTF-16 text, decoded", raw, errors), ""
+        return (
+            None,
+            f"{compression}-compressed, but nothing could be decompressed" if compression else "empty file",
+        )
     reason = _binary_reason(first, piped=item.is_stdin) or report_reason(item, first)
     if reason:
         raw.close()
@@ -293,13 +297,33 @@ class _Salvaging(io.RawIOBase):
 
 
 class _Utf16AsUtf8:
-    """A UTF-16 log (as Windows redirects write them), handed on as UTF-8 bytes."""
+    """A UTF-16 log (as Windows redirects write them), handed on as UTF-8 bytes. Decoded a read at
+    a time, with what does not fit the caller's buffer kept for the next read (UTF-8 may take half
+    as many bytes again as UTF-16), and a fault of the stream below raised only once all that was
+    decoded before it is handed on."""
 
-    def __init__(self, raw: BinaryIO) -> None:
-        self._text = io.TextIOWrapper(raw, encoding="utf-16", errors="replace", newline="")
+    def __init__(self, stream: Any, errors: tuple[type[BaseException], ...]) -> None:
+        self._stream = stream
+        self._errors = errors
+        self._decoder = codecs.getincrementaldecoder("utf-16")(errors="replace")
+        self._pending = b""
+        self._error: BaseException | None = None
 
-    def read(self, size: int = -1) -> bytes:
-        return self._text.read(size // 2 if size > 0 else -1).encode("utf-8", errors="replace")
+    def read(self, size: int = SNIFF) -> bytes:
+        if self._error is not None and not self._pending:
+            raise self._error
+        try:
+            while len(self._pending) < size and self._error is None:
+                data = self._stream.read(size)
+                self._pending += self._decoder.decode(data, final=not data).encode("utf-8", errors="replace")
+                if not data:
+                    break
+        except self._errors as exc:
+            if not self._pending:
+                raise
+            self._error = exc
+        data, self._pending = self._pending[:size], self._pending[size:]
+        return data
 
     def readinto(self, buffer: Any) -> int:
         data = self.read(len(buffer))

@@ -232,6 +232,30 @@ def test_utf16_log_is_decoded(tmp_path: Path, expected: list, encoding: str) -> 
     assert report["inputs"][0]["notes"] == ["UTF-16 text, decoded"]
 
 
+def test_a_big_utf16_log_of_chinese_text_is_decoded_whole(tmp_path: Path) -> None:
+    """Its UTF-8 takes half as many bytes again as its UTF-16: more than a read's buffer holds."""
+    chinese = ("训练开始 步骤 损失 " * 40 + "\n") * 4000
+    report = diagnose_bytes(tmp_path, (chinese + CLEAN[5] + "\n").encode("utf-16"))
+    assert [(f["category"], f["evidence"][0]["line"]) for f in report["findings"]] == [
+        ("device_out_of_memory", 4001)
+    ]
+    assert report["inputs"][0]["lines"] == 4001
+
+
+def test_a_cut_off_compressed_utf16_log_is_read_up_to_the_cut(tmp_path: Path) -> None:
+    lines = [f"step {i} loss {i * 0.37 % 7:.4f} tokens/s {i * 7919 % 104729}" for i in range(30_000)]
+    compressed = gzip.compress(("\n".join([*lines[:20], CLEAN[5], *lines[20:]]) + "\n").encode("utf-16"))
+    cut = compressed[: len(compressed) * 3 // 4]
+    readable = _partial(cut, "cut.log.gz").decode("utf-16", errors="replace")
+    report = diagnose_bytes(tmp_path, cut, "cut.log.gz")
+    assert report["findings"][0]["evidence"][0]["line"] == 21
+    record = report["inputs"][0]
+    assert record["lines"] == readable.count("\n") + 1
+    assert record["notes"][0] == "UTF-16 text, decoded" and record["notes"][1].startswith(
+        "stopped reading early"
+    )
+
+
 def test_a_command_a_shell_echoed_is_not_the_error_it_looks_for(tmp_path: Path) -> None:
     traced = "+ grep -c 'EL0004\\|EZ9999\\|EI0002' prev.log\n++ echo 'EL0004: Failed to allocate memory.'\n"
     assert diagnose_bytes(tmp_path, traced.encode())["findings"] == []
