@@ -21,6 +21,7 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Iterable, Sequence
+from typing import Any, Optional
 
 from ascend_doctor.events import remote_rank
 from ascend_doctor.model import EnvRemedy, Evidence, Finding, Kind, Match, Rule, Severity
@@ -37,23 +38,25 @@ FILE = -1  # the clock's key for a whole file, beside its ranks
 
 
 class _Clock:
-    """Orders evidence: each rank of each file by when its first error line happened (a rank with
-    no time of its own, or a line naming no rank, by when its file's did), then lines by number."""
+    """Orders evidence: each rank of each file, and the lines of the file that name no rank, by
+    when their first error line happened (with no time of their own, by when the file's did), then
+    lines by number."""
 
     def __init__(self, matches: Sequence[Match], rules: dict[str, Rule]) -> None:
         self.started: dict[tuple[int, int | None], float] = {}
         for match in matches:
-            stamp = match.evidence.timestamp
-            if stamp is None or rules[match.rule_id].severity is not Severity.ERROR:
+            if match.evidence.timestamp is None or rules[match.rule_id].severity is not Severity.ERROR:
                 continue
+            # To the second: a line stamped 20:15:31 is not earlier than one stamped 20:15:31.092.
+            stamp = float(int(match.evidence.timestamp))
             for where in ((match.input_index, match.evidence.rank), (match.input_index, FILE)):
                 known = self.started.get(where)
                 if known is None or stamp < known:
                     self.started[where] = stamp
 
     def position(self, match: Match) -> _Position:
-        index, rank = match.input_index, match.evidence.rank
-        stamp = self.started.get((index, rank)) if rank is not None else None
+        index = match.input_index
+        stamp = self.started.get((index, match.evidence.rank))
         if stamp is None:
             stamp = self.started.get((index, FILE))
         return (stamp is None, stamp or 0.0, index, match.evidence.line)
@@ -81,12 +84,45 @@ class _Group:
         )
 
 
-def _echoes_timeouts(rule: Rule, matches: Sequence[Match], timed_out: set[tuple[int, int | None]]) -> bool:
-    """Whether a catch-all error is only said where a timeout was: by the ranks (or, without ranks,
-    in the files) that timed out. It adds nothing to the timeout, and must not hide it."""
-    return rule.category in CATCH_ALL_CATEGORIES and all(
-        (match.input_index, match.evidence.rank) in timed_out for match in matches
-    )
+_Moment = tuple[Optional[float], int]  # (time, line) of a line in a file
+
+
+def _first_timeouts(matches: Sequence[Match], rules: dict[str, Rule], peer: int | None) -> dict[Any, _Moment]:
+    """Where each rank that timed out first said so: (file, rank) -> (time, line). Only error
+    lines of known ranks other than the awaited one count (not a startup warning about the
+    timeout settings, and not a file whose lines name no rank, where a timeout says nothing of
+    which process printed the other errors)."""
+    first: dict[Any, _Moment] = {}
+    for match in matches:
+        rule, rank = rules[match.rule_id], match.evidence.rank
+        if rule.category not in VICTIM_CATEGORIES or rule.severity is not Severity.ERROR:
+            continue
+        if rank is None or rank == peer:
+            continue
+        where, moment = (match.input_index, rank), (match.evidence.timestamp, match.evidence.line)
+        if where not in first or _before(moment, first[where]):
+            first[where] = moment
+    return first
+
+
+def _before(one: _Moment, other: _Moment) -> bool:
+    """Whether a line came before another of the same file and rank: by time where both have one."""
+    if one[0] is not None and other[0] is not None and one[0] != other[0]:
+        return one[0] < other[0]
+    return one[1] < other[1]
+
+
+def _echoes_timeouts(rule: Rule, matches: Sequence[Match], timeouts: dict[Any, _Moment]) -> bool:
+    """Whether a catch-all error is only said by ranks that had timed out, after they did
+    (torch_npu's "call acl api failed" after the wait). It adds nothing to the timeout, and must
+    not hide it."""
+    if rule.category not in CATCH_ALL_CATEGORIES:
+        return False
+    for match in matches:
+        timeout = timeouts.get((match.input_index, match.evidence.rank))
+        if timeout is None or _before((match.evidence.timestamp, match.evidence.line), timeout):
+            return False
+    return True
 
 
 def _fold_by_category(groups: list[_Group], clock: _Clock) -> list[_Group]:
@@ -174,17 +210,12 @@ def rank(
     grouped: dict[str, list[Match]] = {}
     for match in every:
         grouped.setdefault(match.rule_id, []).append(match)
-    timed_out = {
-        (match.input_index, match.evidence.rank)
-        for match in every
-        if by_id[match.rule_id].category in VICTIM_CATEGORIES
-        and (peer is None or match.evidence.rank != peer[0])
-    }
+    timeouts = _first_timeouts(every, by_id, peer[0] if peer else None)
     groups = []
     for rule_id, found in grouped.items():
         found.sort(key=clock.position)
         rule = by_id[rule_id]
-        victim = rule.category in VICTIM_CATEGORIES or _echoes_timeouts(rule, found, timed_out)
+        victim = rule.category in VICTIM_CATEGORIES or _echoes_timeouts(rule, found, timeouts)
         groups.append(_Group(rule, found, clock.position(found[0]), victim))
     groups.sort(key=lambda group: group.key)
     groups = _fold_by_category(groups, clock)

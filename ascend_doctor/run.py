@@ -175,7 +175,7 @@ UNREADABLE = (
 
 def _unreadable_named(report: Report, paths: Sequence[str]) -> bool:
     """Whether a path named on the command line (a file, or a directory itself) could not be read."""
-    named = set(paths)
+    named = {InputItem(path, True).label for path in paths}
     return any(
         record.skipped and record.path in named and record.reason.startswith(UNREADABLE)
         for record in report.inputs

@@ -367,3 +367,10 @@ def test_a_named_file_that_says_size_0_is_read_all_the_same() -> None:
     report, result = diagnose_json("/proc/self/status")
     assert report["inputs"][0]["status"] == "read" and report["inputs"][0]["lines"] > 5
     assert result.exit_code == 0
+
+
+def test_a_missing_path_whose_name_is_not_utf8_is_exit_2(tmp_path: Path) -> None:
+    (tmp_path / "rank0.log").write_text(OOM)
+    missing = os.fsdecode(bytes(tmp_path / "rank0.log")[:-9] + b"miss\xb2ing.log")
+    result = run_cli("diagnose", str(tmp_path / "rank0.log"), missing, "--exit-zero")
+    assert result.exit_code == 2, result.stderr

@@ -134,3 +134,51 @@ def test_a_warning_is_not_called_the_cause_of_a_job_that_died_of_something_else(
         f"{report['findings'][0]['title']} ({log}:1, rank 0)."
     )
     assert result.exit_code == 0
+
+
+TIMEOUT_SETTINGS_WARNING = (
+    "[W compiler_depend.ts:1159] Warning: The value of HCCL_EVENT_TIMEOUT:1800 is less than or equal to "
+    "the value of HCCL_EXEC_TIMEOUT:1836. (function operator())\n"
+)
+
+
+def test_a_startup_warning_about_timeouts_does_not_make_the_failing_rank_a_victim(tmp_path: Path) -> None:
+    """Every rank warns about its timeout settings at startup; ranks 0-2 then time out (naming no
+    rank), rank 3 fails."""
+    watchdog = (
+        "[E ProcessGroupHCCL.cpp:600] [Rank {rank}] Watchdog caught collective operation timeout: "
+        "WorkHCCL(SeqNum=1892, OpType=ALLREDUCE, Timeout(ms)=1800000) ran for 1800417 milliseconds before timing out.\n"
+    )
+    for rank in range(4):
+        failure = BARE_INNER_ERROR if rank == 3 else watchdog.format(rank=rank)
+        (tmp_path / f"rank{rank}.log").write_text(TIMEOUT_SETTINGS_WARNING + "step 1200 loss 2.1\n" + failure)
+    report, _ = diagnose_json(str(tmp_path))
+    assert report["findings"][0]["rule_id"] == "cann.ez9999-inner-error"
+
+
+def test_in_one_log_without_ranks_an_error_before_the_timeouts_is_not_their_echo(tmp_path: Path) -> None:
+    log = tmp_path / "all.log"
+    log.write_text(TIMEOUT + BARE_INNER_ERROR + TIMEOUT)
+    report, _ = diagnose_json(str(log))
+    assert report["findings"][0]["rule_id"] == "cann.ez9999-inner-error"
+    assert "not in these logs" not in report["verdict"]
+
+
+def test_lines_naming_no_rank_do_not_take_the_time_of_the_rank_that_failed_first(tmp_path: Path) -> None:
+    timed_out = "".join(
+        f"[rank{rank}]:" + TIMEOUT + _acl_failed(rank, "10:36:03") + "EZ9999: Inner Error!\n"
+        for rank in (0, 1)
+    )
+    log = tmp_path / "all.log"
+    log.write_text(timed_out + "[rank3]:" + _acl_failed(3, "10:06:03"))
+    report, _ = diagnose_json(str(log))
+    assert "started on rank 3" in report["verdict"]
+
+
+def test_a_note_alone_is_no_cause_and_no_place_worth_a_look(tmp_path: Path) -> None:
+    from tests.conftest import FIXTURES
+
+    report, result = diagnose_json(str(FIXTURES / "seed003-get-input-const-data-out.log"))
+    assert {finding["severity"] for finding in report["findings"]} == {"info"}
+    assert report["verdict"] == "No known Ascend failure cause found."
+    assert result.exit_code == 0

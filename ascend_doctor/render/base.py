@@ -184,7 +184,9 @@ def verdict(report: Report) -> str:
     ]
     if top.rule.category in NOT_A_FAILURE and not ascend_causes:
         return message(report, top.rule.category, title=title)
-    if top.rule.severity is not Severity.ERROR:  # a warning is not why a job died
+    if top.rule.severity is Severity.WARNING:  # a warning is not why a job died
         return message(report, "no_error", title=title, where=where(top))
+    if top.rule.severity is not Severity.ERROR:  # nor is a note (a line known to be harmless)
+        return message(report, "nothing")
     started = spread(report)
     return f"{title} — {started}" if started else f"{title} ({where(top)})"
