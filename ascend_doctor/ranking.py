@@ -9,12 +9,14 @@ The ranking key, best first:
      so is a catch-all error that only the ranks that timed out print (torch_npu's "call acl api
      failed" after the timeout), an echo of it
   3. kind (cause before symptom)
-  4. confidence (high, medium, low)
-  5. when its rank started failing: the earliest time of an error line of that rank in that file
+  4. said by the rank the timeouts name as the one they waited for (`remote rank [3]`): stronger
+     evidence than time, which a restarted job's earlier attempt wins
+  5. confidence (high, medium, low)
+  6. when its rank started failing: the earliest time of an error line of that rank in that file
      (or of the file, where lines name no rank), where the log has times: the first failing rank
      first, in a log per rank and in one log of all ranks alike; then line order decides
-  6. position (input order, then line)
-  7. rule id
+  7. position (input order, then line)
+  8. rule id
 """
 
 from __future__ import annotations
@@ -65,11 +67,14 @@ class _Clock:
 class _Group:
     """The matches that fold into one finding, and the other rules folded in with them."""
 
-    def __init__(self, rule: Rule, matches: list[Match], first: _Position, victim: bool) -> None:
+    def __init__(
+        self, rule: Rule, matches: list[Match], first: _Position, victim: bool, awaited: bool
+    ) -> None:
         self.rule = rule
         self.matches = matches
         self.first = first
         self.victim = victim
+        self.awaited = awaited
         self.also: list[str] = []
 
     @property
@@ -78,6 +83,7 @@ class _Group:
             -self.rule.severity.weight,
             self.victim,
             self.rule.kind is not Kind.CAUSE,
+            not self.awaited,
             -self.rule.confidence.score,
             *self.first,
             self.rule.id,
@@ -216,7 +222,8 @@ def rank(
         found.sort(key=clock.position)
         rule = by_id[rule_id]
         victim = rule.category in VICTIM_CATEGORIES or _echoes_timeouts(rule, found, timeouts)
-        groups.append(_Group(rule, found, clock.position(found[0]), victim))
+        awaited = peer is not None and any(match.evidence.rank == peer[0] for match in found)
+        groups.append(_Group(rule, found, clock.position(found[0]), victim, awaited))
     groups.sort(key=lambda group: group.key)
     groups = _fold_by_category(groups, clock)
     if not groups:

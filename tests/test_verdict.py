@@ -182,3 +182,20 @@ def test_a_note_alone_is_no_cause_and_no_place_worth_a_look(tmp_path: Path) -> N
     assert {finding["severity"] for finding in report["findings"]} == {"info"}
     assert report["verdict"] == "No known Ascend failure cause found."
     assert result.exit_code == 0
+
+
+def test_the_rank_the_timeouts_name_outranks_an_earlier_attempts_failure(tmp_path: Path) -> None:
+    """torchrun restarted the job after rank 1 failed to bind its port; on the second attempt
+    rank 3 ran out of memory and the others timed out waiting for it."""
+    log = tmp_path / "all.log"
+    log.write_text(
+        "[2024-12-04 09:00:00,000] torch.distributed.run: [INFO] Starting elastic_operator, max_restarts: 3\n"
+        "[rank1]:RuntimeError: The server socket has failed to listen on any local network address. "
+        "The server socket has failed to bind to [::]:29500 (errno: 98 - Address already in use).\n"
+        "[rank3]:[2024-12-04 10:05:30,000] [INFO] step=200\n"
+        "[rank3]:RuntimeError: NPU out of memory. Tried to allocate 1.50 GiB (NPU 3; 29.50 GiB total capacity)\n"
+        + "".join(f"[rank{rank}]:" + TIMEOUT for rank in (0, 1, 2))
+    )
+    report, _ = diagnose_json(str(log))
+    assert report["findings"][0]["category"] == "device_out_of_memory"
+    assert "started on rank 3" in report["verdict"]
