@@ -199,3 +199,15 @@ def test_the_rank_the_timeouts_name_outranks_an_earlier_attempts_failure(tmp_pat
     report, _ = diagnose_json(str(log))
     assert report["findings"][0]["category"] == "device_out_of_memory"
     assert "started on rank 3" in report["verdict"]
+
+
+def test_in_one_log_of_all_ranks_the_awaited_ranks_error_is_not_called_missing(tmp_path: Path) -> None:
+    log = tmp_path / "all.log"
+    log.write_text(
+        "".join(f"[rank{rank}]:" + TIMEOUT for rank in (0, 1, 2))
+        + "[rank3]:Traceback (most recent call last):\n[rank3]:KeyError: 'text'\n"
+    )
+    report, _ = diagnose_json(str(log))
+    assert "3 rank(s) timed out waiting for rank 3" in report["verdict"]
+    assert "not in these logs" not in report["verdict"]
+    assert "no known Ascend error of rank 3 was found" in report["verdict"]

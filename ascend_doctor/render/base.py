@@ -77,6 +77,11 @@ MESSAGES = {
             "its log {path} holds no known Ascend error: read its last lines (did the script raise?) "
             "and rank {peer}'s plog"
         ),
+        "waiting_mixed": (
+            "{count} rank(s) timed out waiting for rank {peer} (named in {lines} line(s)); "
+            "no known Ascend error of rank {peer} was found: read its last lines (did the script raise?) "
+            "and rank {peer}'s plog"
+        ),
     },
     "zh": {
         "nothing": "未发现已知的昇腾故障原因。",
@@ -96,6 +101,11 @@ MESSAGES = {
         "waiting_read": (
             "{count} 个 rank 在等待 rank {peer} 时超时（{lines} 行日志指向它）；"
             "它的日志 {path} 中没有已知的昇腾报错：请查看该日志的最后几行（脚本是否抛出了异常？）"
+            "和 rank {peer} 的 plog"
+        ),
+        "waiting_mixed": (
+            "{count} 个 rank 在等待 rank {peer} 时超时（{lines} 行日志指向它）；"
+            "没有找到 rank {peer} 的已知昇腾报错：请查看它的最后几行输出（脚本是否抛出了异常？）"
             "和 rank {peer} 的 plog"
         ),
     },
@@ -161,11 +171,11 @@ def _waiting_only(report: Report, top: Finding) -> str:
         return ""
     peer, count = report.waited_for
     waiting = len(top.ranks) or len(top.paths)
-    read = [
-        record.path for record in report.inputs if not record.skipped and rank_of_path(record.path) == peer
-    ]
-    if read:
-        return message(report, "waiting_read", count=waiting, peer=peer, lines=count, path=read[0])
+    ranks_read = {rank_of_path(record.path): record.path for record in report.inputs if not record.skipped}
+    if peer in ranks_read:
+        return message(report, "waiting_read", count=waiting, peer=peer, lines=count, path=ranks_read[peer])
+    if set(ranks_read) == {None}:  # no log per rank: rank 3's lines may well be in those read
+        return message(report, "waiting_mixed", count=waiting, peer=peer, lines=count)
     return message(report, "waiting", count=waiting, peer=peer, lines=count)
 
 
