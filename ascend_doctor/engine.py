@@ -12,7 +12,7 @@ from ascend_doctor.model import InputRecord, Match, Report
 from ascend_doctor.parts import Part, open_part, plan
 from ascend_doctor.pattern_search import alarm_clock
 from ascend_doctor.progress import Progress
-from ascend_doctor.ranking import rank, waited_for
+from ascend_doctor.ranking import RUN_GAP, EarlierRuns, earlier_runs, rank, waited_for
 from ascend_doctor.rulebase import RuleBase
 from ascend_doctor.scanner import ScanResult, StreamScanner, long_lines_note
 from ascend_doctor.sources import InputItem, expand, open_input
@@ -203,6 +203,20 @@ def _parallel_jobs(items: Sequence[InputItem], options: ScanOptions) -> list[_Jo
     return jobs if sum(1 for item, _index, _part in jobs if not item.skip_reason) >= 2 else None
 
 
+def _earlier_runs_warning(earlier: EarlierRuns, records: Sequence[InputRecord]) -> str:
+    from datetime import datetime, timezone
+
+    start = datetime.fromtimestamp(earlier.latest_start, timezone.utc).strftime("%Y-%m-%d %H:%M:%S")
+    names = sorted(records[index].path for index in earlier.inputs)
+    shown = ", ".join(names[:3]) + (f" and {len(names) - 3} more" if len(names) > 3 else "")
+    verb = "holds" if len(names) == 1 else "hold"
+    return (
+        f"the inputs span more than one run: {shown} {verb} only errors from over "
+        f"{RUN_GAP / 3600:.0f} hours before the latest run's first error ({start}); "
+        "what only they show is ranked after the latest run's findings"
+    )
+
+
 def _timeout_warnings(timeouts: dict[str, int]) -> list[str]:
     return [
         f"rule {rule_id}: pattern hit its time limit ({PATTERN_TIMEOUT:g} s) on {count} line(s); "
@@ -263,8 +277,11 @@ def diagnose(
         timeouts = matcher.timeouts
     matches = _one_per_message(matches)
     peer = waited_for(matches, rulebase.rules)
+    earlier = earlier_runs(matches, rulebase.rules)
+    if earlier is not None:
+        warnings.append(_earlier_runs_warning(earlier, records))
     return Report(
-        findings=rank(matches, rulebase.rules, peer),
+        findings=rank(matches, rulebase.rules, peer, earlier),
         inputs=tuple(records),
         warnings=tuple(warnings + _timeout_warnings(timeouts)),
         tool_version=__version__,

@@ -4,7 +4,8 @@ Matches are grouped by rule, then groups of the same category and severity are f
 best-ranked one: two OOM rules firing on one OOM are one cause; HCCL timeouts on seven ranks are
 one consequence. In the catch-all categories only symptoms fold; causes there stay apart.
 The ranking key, best first:
-  1. severity (error, warning, info)
+  1. severity (error, warning, info), then the latest run first: a file whose errors all came
+     long before the others' (an old plog left in ~/ascend/log) is of an earlier run
   2. victims last: an HCCL timeout is what ranks print while waiting for the rank that failed;
      so is a catch-all error that only the ranks that timed out print (torch_npu's "call acl api
      failed" after the timeout), an echo of it
@@ -23,7 +24,7 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Iterable, Sequence
-from typing import Any, Optional
+from typing import Any, NamedTuple, Optional
 
 from ascend_doctor.events import remote_rank
 from ascend_doctor.model import EnvRemedy, Evidence, Finding, Kind, Match, Rule, Severity
@@ -37,6 +38,38 @@ SYMPTOM_DISCOUNT = 0.5
 
 _Position = tuple[bool, float, int, int]
 FILE = -1  # the clock's key for a whole file, beside its ranks
+# Errors further apart than this are of different runs: longer than any HCCL timeout a job sets, so
+# the ranks that time out waiting for the first failing one stay in its run.
+RUN_GAP = 6 * 3600.0
+
+
+class EarlierRuns(NamedTuple):
+    """The inputs whose errors all came before the latest run, and when that run's first error came."""
+
+    inputs: frozenset[int]
+    latest_start: float
+
+
+def earlier_runs(matches: Iterable[Match], rules: Sequence[Rule]) -> EarlierRuns | None:
+    """Inputs that hold only errors of an earlier run: the latest run reaches back from the last
+    error for as long as errors keep coming at most RUN_GAP apart. None when there are none."""
+    errors = {rule.id for rule in rules if rule.severity is Severity.ERROR}
+    last: dict[int, float] = {}
+    times = []
+    for match in matches:
+        stamp = match.evidence.timestamp
+        if stamp is None or match.rule_id not in errors:
+            continue
+        times.append(stamp)
+        last[match.input_index] = max(stamp, last.get(match.input_index, stamp))
+    times.sort()
+    start = times[-1] if times else 0.0
+    for stamp in reversed(times):
+        if start - stamp > RUN_GAP:
+            break
+        start = stamp
+    earlier = frozenset(index for index, stamp in last.items() if stamp < start)
+    return EarlierRuns(earlier, start) if earlier else None
 
 
 class _Clock:
@@ -68,19 +101,19 @@ class _Group:
     """The matches that fold into one finding, and the other rules folded in with them."""
 
     def __init__(
-        self, rule: Rule, matches: list[Match], first: _Position, victim: bool, awaited: bool
+        self, rule: Rule, matches: list[Match], first: _Position, roles: tuple[bool, bool, bool]
     ) -> None:
         self.rule = rule
         self.matches = matches
         self.first = first
-        self.victim = victim
-        self.awaited = awaited
+        self.earlier_run, self.victim, self.awaited = roles
         self.also: list[str] = []
 
     @property
     def key(self) -> tuple[object, ...]:
         return (
             -self.rule.severity.weight,
+            self.earlier_run,
             self.victim,
             self.rule.kind is not Kind.CAUSE,
             not self.awaited,
@@ -205,11 +238,14 @@ def waited_for(matches: Iterable[Match], rules: Sequence[Rule]) -> tuple[int, in
 
 
 def rank(
-    matches: Iterable[Match], rules: Sequence[Rule], peer: tuple[int, int] | None = None
+    matches: Iterable[Match],
+    rules: Sequence[Rule],
+    peer: tuple[int, int] | None = None,
+    earlier: EarlierRuns | None = None,
 ) -> tuple[Finding, ...]:
     """Group matches by rule, fold by category, and order by the documented key. `peer`: what
     `waited_for` found in the same matches (timeouts that name the top finding's rank are its
-    consequences)."""
+    consequences); `earlier`: what `earlier_runs` found in them."""
     by_id = {rule.id: rule for rule in rules}
     every = list(matches)
     clock = _Clock(every, by_id)
@@ -223,7 +259,8 @@ def rank(
         rule = by_id[rule_id]
         victim = rule.category in VICTIM_CATEGORIES or _echoes_timeouts(rule, found, timeouts)
         awaited = peer is not None and any(match.evidence.rank == peer[0] for match in found)
-        groups.append(_Group(rule, found, clock.position(found[0]), victim, awaited))
+        stale = earlier is not None and all(match.input_index in earlier.inputs for match in found)
+        groups.append(_Group(rule, found, clock.position(found[0]), (stale, victim, awaited)))
     groups.sort(key=lambda group: group.key)
     groups = _fold_by_category(groups, clock)
     if not groups:

@@ -137,6 +137,31 @@ def test_plog_tree_only_error_lines_are_matched(tmp_path: Path) -> None:
     assert top["evidence"][0]["timestamp"] == pytest.approx(1733326373.009508)
 
 
+def test_an_old_plog_left_in_the_tree_does_not_outrank_this_runs_failure(tmp_path: Path) -> None:
+    plog = tmp_path / "log" / "debug" / "plog"
+    plog.mkdir(parents=True)
+    (plog / "plog-31337_20241201090000000.log").write_text(PLOG.replace("2024-12-04", "2024-12-01"))
+    (tmp_path / "log" / "train.log").write_text(f"[2024-12-04 15:32:50,120] INFO: step 1\n{OOM}")
+    report, result = diagnose_json(str(tmp_path / "log"))
+    assert report["findings"][0]["category"] == "device_out_of_memory"
+    assert report["findings"][1]["category"] == "aicore_exception"
+    assert "plog-31337_20241201090000000.log holds only errors from over 6 hours before" in result.stderr
+
+
+def test_the_ranks_that_waited_hours_for_the_first_failure_are_of_its_run(tmp_path: Path) -> None:
+    """With HCCL_EXEC_TIMEOUT=7200 the others time out two hours after rank 3 failed."""
+    (tmp_path / "rank3.log").write_text(PLOG.replace("2024-12-04-15:32", "2024-12-04-10:00"))
+    timeout = (
+        "[ERROR] 2024-12-04-12:00:05 (PID:48200, Device:0, RankID:0) ERR02200 DIST call hccl api failed.\n"
+        "EI0002: The wait execution of the Notify register times out. Reason: The Notify register has not "
+        "received the Notify record from remote rank [3].\n"
+    )
+    (tmp_path / "rank0.log").write_text(timeout)
+    report, result = diagnose_json(str(tmp_path))
+    assert report["findings"][0]["category"] == "aicore_exception"
+    assert "more than one run" not in result.stderr
+
+
 def test_no_path_with_a_terminal_scans_the_cann_log_places(tmp_path: Path, monkeypatch) -> None:
     logs = tmp_path / "job-logs"
     (logs / "debug" / "plog").mkdir(parents=True)
