@@ -13,6 +13,7 @@ _PREFIX = re.compile(
       | rank\s*(?P<r2>\d+):\s                        # rank3: (torchrun)
       | \((?:VllmWorkerProcess|EngineCore\w*|RayWorkerWrapper|Worker\w*)\s+pid=\d+\)\s*
       | (?:INFO|WARNING|ERROR|DEBUG|CRITICAL)\s\d\d-\d\d\s\d\d:\d\d:\d\d(?:\.\d+)?\s\[[^\]]*\]\s
+      | \d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?Z\s                # kubectl/docker --timestamps, CI raw logs
     )""",
     re.VERBOSE,
 )

@@ -38,9 +38,10 @@ SYMPTOM_DISCOUNT = 0.5
 
 _Position = tuple[bool, float, int, int]
 FILE = -1  # the clock's key for a whole file, beside its ranks
-# Errors further apart than this are of different runs: longer than any HCCL timeout a job sets, so
-# the ranks that time out waiting for the first failing one stay in its run.
-RUN_GAP = 6 * 3600.0
+# Errors further apart than this are of different runs. It is longer than any HCCL timeout a job
+# sets (the ranks that time out waiting for the first failing one stay in its run), and than any
+# time-zone offset between logs of one run (a container's UTC log beside local-time plogs).
+RUN_GAP = 24 * 3600.0
 
 
 class EarlierRuns(NamedTuple):
@@ -50,10 +51,15 @@ class EarlierRuns(NamedTuple):
     latest_start: float
 
 
-def earlier_runs(matches: Iterable[Match], rules: Sequence[Rule]) -> EarlierRuns | None:
+def earlier_runs(
+    matches: Sequence[Match], rules: Sequence[Rule], peer: tuple[int, int] | None = None
+) -> EarlierRuns | None:
     """Inputs that hold only errors of an earlier run: the latest run reaches back from the last
-    error for as long as errors keep coming at most RUN_GAP apart. None when there are none."""
+    error for as long as errors keep coming at most RUN_GAP apart. An input with a line of the
+    rank the timeouts waited for (`peer`, from `waited_for`) is of their run whatever its times
+    say. None when there are none."""
     errors = {rule.id for rule in rules if rule.severity is Severity.ERROR}
+    awaited = {match.input_index for match in matches if peer is not None and match.evidence.rank == peer[0]}
     last: dict[int, float] = {}
     times = []
     for match in matches:
@@ -68,7 +74,7 @@ def earlier_runs(matches: Iterable[Match], rules: Sequence[Rule]) -> EarlierRuns
         if start - stamp > RUN_GAP:
             break
         start = stamp
-    earlier = frozenset(index for index, stamp in last.items() if stamp < start)
+    earlier = frozenset(index for index, stamp in last.items() if stamp < start and index not in awaited)
     return EarlierRuns(earlier, start) if earlier else None
 
 

@@ -140,12 +140,12 @@ def test_plog_tree_only_error_lines_are_matched(tmp_path: Path) -> None:
 def test_an_old_plog_left_in_the_tree_does_not_outrank_this_runs_failure(tmp_path: Path) -> None:
     plog = tmp_path / "log" / "debug" / "plog"
     plog.mkdir(parents=True)
-    (plog / "plog-31337_20241201090000000.log").write_text(PLOG.replace("2024-12-04", "2024-12-01"))
+    (plog / "plog-31337_20241201090000000.log").write_text(PLOG.replace("2024-12-04", "2024-11-30"))
     (tmp_path / "log" / "train.log").write_text(f"[2024-12-04 15:32:50,120] INFO: step 1\n{OOM}")
     report, result = diagnose_json(str(tmp_path / "log"))
     assert report["findings"][0]["category"] == "device_out_of_memory"
     assert report["findings"][1]["category"] == "aicore_exception"
-    assert "plog-31337_20241201090000000.log holds only errors from over 6 hours before" in result.stderr
+    assert "plog-31337_20241201090000000.log holds only errors from over 24 hours before" in result.stderr
 
 
 def test_the_ranks_that_waited_hours_for_the_first_failure_are_of_its_run(tmp_path: Path) -> None:
@@ -160,6 +160,25 @@ def test_the_ranks_that_waited_hours_for_the_first_failure_are_of_its_run(tmp_pa
     report, result = diagnose_json(str(tmp_path))
     assert report["findings"][0]["category"] == "aicore_exception"
     assert "more than one run" not in result.stderr
+
+
+def test_a_utc_log_beside_local_time_plogs_is_of_their_run(tmp_path: Path) -> None:
+    """kubectl --timestamps writes UTC; the plogs of the same run are in China time, 8 hours on."""
+    plog = tmp_path / "debug" / "plog"
+    plog.mkdir(parents=True)
+    (plog / "plog-31337_20241204183250001.log").write_text(PLOG.replace("15:32", "18:32"))
+    (tmp_path / "train.log").write_text(
+        f"2024-12-04T10:32:40.120Z [rank3]: {OOM}"
+        + "".join(
+            f"2024-12-04T11:02:41.000Z [rank{rank}]: EI0002: The wait execution of the Notify register times out. "
+            "Reason: The Notify register has not received the Notify record from remote rank [3].\n"
+            for rank in (0, 1, 2)
+        )
+    )
+    report, result = diagnose_json(str(tmp_path))
+    assert "more than one run" not in result.stderr
+    assert report["findings"][0]["category"] in ("device_out_of_memory", "aicore_exception")
+    assert all(f["category"] != "hccl_timeout" for f in report["findings"][:2])
 
 
 def test_no_path_with_a_terminal_scans_the_cann_log_places(tmp_path: Path, monkeypatch) -> None:

@@ -263,3 +263,10 @@ def test_a_command_a_shell_echoed_is_not_the_error_it_looks_for(tmp_path: Path) 
     assert [(f["category"], f["evidence"][0]["line"]) for f in report["findings"]] == [
         ("device_out_of_memory", 3)
     ]
+
+
+def test_a_utc_timestamp_prefix_keeps_the_rank_prefix_behind_it(tmp_path: Path) -> None:
+    """kubectl/docker --timestamps and CI raw logs put an ISO time before the line."""
+    report = diagnose_bytes(tmp_path, f"2024-12-04T10:32:40.1234567Z [rank5]: {CLEAN[5]}\n".encode())
+    evidence = report["findings"][0]["evidence"][0]
+    assert (evidence["rank"], evidence["text"]) == (5, CLEAN[5])
