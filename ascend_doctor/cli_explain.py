@@ -133,8 +133,13 @@ def _suggestions(rulebase: RuleBase, code: str) -> list[str]:
     known |= {name for rule in rulebase.rules for name in (rule.id, *rule.aliases)}
     known |= set(env_var_names())
     by_upper = {k.upper(): k for k in known}
-    close = difflib.get_close_matches(_normal(code), list(by_upper), n=3, cutoff=SUGGEST_CUTOFF)
-    return [by_upper[c] for c in close]
+    query = _normal(code)
+    close = difflib.get_close_matches(query, list(by_upper), n=len(by_upper), cutoff=SUGGEST_CUTOFF)
+    # Among names alike, one with the very same characters (EL0004 for EL0040: two swapped) first.
+    close.sort(
+        key=lambda name: (sorted(name) != sorted(query), -difflib.SequenceMatcher(None, query, name).ratio())
+    )
+    return [by_upper[name] for name in close[:3]]
 
 
 def explain(rulebase: RuleBase, query: str) -> Explanation:

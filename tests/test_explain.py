@@ -162,6 +162,11 @@ def test_an_unknown_code_like_no_known_one_gets_no_far_fetched_suggestion() -> N
     assert "nearest known" not in result.stderr and "ascend-doctor rules list" in result.stderr
 
 
+def test_a_code_with_two_digits_swapped_suggests_the_code_first() -> None:
+    result = run_cli("explain", "EL0040")
+    assert result.stderr.split("nearest known: ")[1].startswith("EL0004")
+
+
 def test_a_word_is_not_searched_in_rule_texts() -> None:
     result = run_cli("explain", "allocate")  # in 50 lines of the rule files, but no area, code or id
     assert result.exit_code == 2
