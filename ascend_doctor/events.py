@@ -133,6 +133,21 @@ def rank_by_process(line: str, before: bytes) -> int | None:
     return int(ranks[-1]) if ranks else None
 
 
+# torchrun's failure summary: each failure is an entry (`[0]:`) whose `rank : 3 (local_rank: 3)` line
+# comes before its traceback; the summary ends with a rule of `=`.
+_SUMMARY_RANK = re.compile(rb"\n\s*rank\s*:\s*(\d{1,7}) \(local_rank: \d+\)\s*\n")
+_SUMMARY_BREAK = re.compile(rb"\n\s*(?:\[\d+\]:|={20})")
+
+
+def rank_in_failure_summary(before: bytes) -> int | None:
+    """The rank of a line inside an entry of torchrun's failure summary ("Root Cause (first
+    observed failure)"), whose traceback lines name none."""
+    ranks = list(_SUMMARY_RANK.finditer(before))
+    if not ranks or _SUMMARY_BREAK.search(before, ranks[-1].end() - 1):
+        return None
+    return int(ranks[-1].group(1))
+
+
 def rank_of_path(path: str) -> int | None:
     """The rank a file or directory name says (`rank5.log`, `worker-3.log`, `rank_2/`)."""
     for component in reversed(path.replace("\\", "/").split("/")):

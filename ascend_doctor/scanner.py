@@ -210,6 +210,8 @@ class StreamScanner:
                 rank = prefix_rank if prefix_rank is not None else events.rank_in_text(piece)
                 if rank is None:
                     rank = events.rank_by_process(piece, before)
+                if rank is None:
+                    rank = events.rank_in_failure_summary(before)
                 if not timed:
                     timestamp = events.timestamp_of(text) or events.last_timestamp(before)
                     timed = True

@@ -270,3 +270,38 @@ def test_a_utc_timestamp_prefix_keeps_the_rank_prefix_behind_it(tmp_path: Path) 
     report = diagnose_bytes(tmp_path, f"2024-12-04T10:32:40.1234567Z [rank5]: {CLEAN[5]}\n".encode())
     evidence = report["findings"][0]["evidence"][0]
     assert (evidence["rank"], evidence["text"]) == (5, CLEAN[5])
+
+
+TORCHRUN_SUMMARY = """\
+============================================================
+train.py FAILED
+------------------------------------------------------------
+Failures:
+[1]:
+  time      : 2024-12-04_10:06:02
+  host      : node-1
+  rank      : 0 (local_rank: 0)
+  exitcode  : 1 (pid: 48210)
+  error_file: <N/A>
+  traceback : To enable traceback see: https://pytorch.org/docs/stable/elastic/errors.html
+------------------------------------------------------------
+Root Cause (first observed failure):
+[0]:
+  time      : 2024-12-04_10:05:31
+  host      : node-1
+  rank      : 3 (local_rank: 3)
+  exitcode  : 1 (pid: 48213)
+  error_file: /tmp/torchelastic_x/attempt_0/3/error.json
+  traceback : Traceback (most recent call last):
+    File "/home/user/train.py", line 212, in <module>
+      loss = model(batch).loss
+  {oom}
+============================================================
+{oom}
+"""
+
+
+def test_a_traceback_in_torchruns_failure_summary_has_the_rank_of_its_entry(tmp_path: Path) -> None:
+    report = diagnose_bytes(tmp_path, TORCHRUN_SUMMARY.format(oom=CLEAN[5]).encode())
+    evidence = {e["line"]: e.get("rank") for f in report["findings"] for e in f["evidence"]}
+    assert evidence == {23: 3, 25: None}, "after the summary's closing rule a line is no entry's"
