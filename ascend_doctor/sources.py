@@ -228,7 +228,8 @@ def open_input(item: InputItem, stdin: BinaryIO | None = None) -> tuple[OpenedIn
         first = stream.read(SNIFF)
         if b"\x00" in first and first.startswith((b"\xff\xfe", b"\xfe\xff")):
             utf16 = _Utf16AsUtf8(_Prefixed(first, stream), errors)
-            return OpenedInput(utf16, utf16.read(SNIFF), "UTF-16 text, decoded", raw, errors), ""
+            note = f"{compression}-compressed UTF-16 text, decoded" if compression else "UTF-16 text, decoded"
+            return OpenedInput(utf16, utf16.read(SNIFF), note, raw, errors), ""
     except errors as exc:
         raw.close()
         return None, f"cannot read: {exc}"

@@ -251,7 +251,7 @@ def test_a_cut_off_compressed_utf16_log_is_read_up_to_the_cut(tmp_path: Path) ->
     assert report["findings"][0]["evidence"][0]["line"] == 21
     record = report["inputs"][0]
     assert record["lines"] == readable.count("\n") + 1
-    assert record["notes"][0] == "UTF-16 text, decoded" and record["notes"][1].startswith(
+    assert record["notes"][0] == "gzip-compressed UTF-16 text, decoded" and record["notes"][1].startswith(
         "stopped reading early"
     )
 
