@@ -120,7 +120,9 @@ def cli() -> None:
     envvar=DIAGNOSE_ENVIRONMENT["fail_on"],
     help="Lowest severity that makes the exit code 1.",
 )
-@click.option("--exit-zero", is_flag=True, help="Report findings but exit 0.")
+@click.option(
+    "--exit-zero", is_flag=True, help="Report findings but exit 0 (a path that cannot be read is still 2)."
+)
 @click.option(
     "--color/--no-color",
     default=None,
