@@ -277,7 +277,7 @@ def diagnose(
         timeouts = matcher.timeouts
     matches = _one_per_message(matches)
     peer = waited_for(matches, rulebase.rules)
-    earlier = earlier_runs(matches, rulebase.rules, peer)
+    earlier = earlier_runs(matches, rulebase.rules)
     if earlier is not None:
         warnings.append(_earlier_runs_warning(earlier, records))
     return Report(

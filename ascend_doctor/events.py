@@ -135,8 +135,9 @@ def rank_by_process(line: str, before: bytes) -> int | None:
 
 # torchrun's failure summary: each failure is an entry (`[0]:`) whose `rank : 3 (local_rank: 3)` line
 # comes before its traceback; the summary ends with a rule of `=`.
-_SUMMARY_RANK = re.compile(rb"\n\s*rank\s*:\s*(\d{1,7}) \(local_rank: \d+\)\s*\n")
-_SUMMARY_BREAK = re.compile(rb"\n\s*(?:\[\d+\]:|={20})")
+_ISO_TIME = rb"(?:\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?Z )?"  # kubectl --timestamps, CI raw logs
+_SUMMARY_RANK = re.compile(rb"\n" + _ISO_TIME + rb"\s*rank\s*:\s*(\d{1,7}) \(local_rank: \d+\)\s*\n")
+_SUMMARY_BREAK = re.compile(rb"\n" + _ISO_TIME + rb"\s*(?:\[\d+\]:|={20})")
 
 
 def rank_in_failure_summary(before: bytes) -> int | None:

@@ -51,15 +51,10 @@ class EarlierRuns(NamedTuple):
     latest_start: float
 
 
-def earlier_runs(
-    matches: Sequence[Match], rules: Sequence[Rule], peer: tuple[int, int] | None = None
-) -> EarlierRuns | None:
+def earlier_runs(matches: Sequence[Match], rules: Sequence[Rule]) -> EarlierRuns | None:
     """Inputs that hold only errors of an earlier run: the latest run reaches back from the last
-    error for as long as errors keep coming at most RUN_GAP apart. An input with a line of the
-    rank the timeouts waited for (`peer`, from `waited_for`) is of their run whatever its times
-    say. None when there are none."""
+    error for as long as errors keep coming at most RUN_GAP apart. None when there are none."""
     errors = {rule.id for rule in rules if rule.severity is Severity.ERROR}
-    awaited = {match.input_index for match in matches if peer is not None and match.evidence.rank == peer[0]}
     last: dict[int, float] = {}
     times = []
     for match in matches:
@@ -74,7 +69,7 @@ def earlier_runs(
         if start - stamp > RUN_GAP:
             break
         start = stamp
-    earlier = frozenset(index for index, stamp in last.items() if stamp < start and index not in awaited)
+    earlier = frozenset(index for index, stamp in last.items() if stamp < start)
     return EarlierRuns(earlier, start) if earlier else None
 
 
@@ -213,8 +208,10 @@ def resolve_env(rule: Rule, evidence: Evidence) -> tuple[EnvRemedy, ...]:
     )
 
 
-def _finding(group: _Group, top: Rule, waited_on_top: bool) -> Finding:
-    role, related = _role(group.rule, top, waited_on_top)
+def _finding(group: _Group, top: _Group, waited_on_top: bool) -> Finding:
+    # What only an earlier run shows is no symptom or consequence of the latest run's failure.
+    stale = group.earlier_run and not top.earlier_run
+    role, related = ("cause", None) if stale else _role(group.rule, top.rule, waited_on_top)
     matches = group.matches
     confidence = group.rule.confidence.score * (SYMPTOM_DISCOUNT if role != "cause" else 1.0)
     return Finding(
@@ -273,4 +270,4 @@ def rank(
         return ()
     top = groups[0]
     waited_on_top = peer is not None and any(match.evidence.rank == peer[0] for match in top.matches)
-    return tuple(_finding(group, top.rule, waited_on_top) for group in groups)
+    return tuple(_finding(group, top, waited_on_top) for group in groups)

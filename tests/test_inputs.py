@@ -148,6 +148,26 @@ def test_an_old_plog_left_in_the_tree_does_not_outrank_this_runs_failure(tmp_pat
     assert "plog-31337_20241201090000000.log holds only errors from over 24 hours before" in result.stderr
 
 
+def test_an_old_log_of_the_awaited_rank_is_still_of_an_earlier_run(tmp_path: Path) -> None:
+    """Rank 3 failed four days ago and failed again today; today's timeouts wait for today's rank 3."""
+    (tmp_path / "old").mkdir()
+    (tmp_path / "old" / "rank3.log").write_text(
+        "[rank3]: " + PLOG.splitlines()[2].replace("2024-12-04", "2024-11-30") + "\n"
+        "[rank3]: EZ9999: Inner Error!\n"
+    )
+    (tmp_path / "train.log").write_text(
+        f"[2024-12-04 15:30:00,000] INFO: step 9\n[rank3]: {OOM}"
+        "[rank0]: [ERROR] 2024-12-04-16:00:05 (PID:48200, Device:0, RankID:0) ERR02200 DIST call hccl api failed.\n"
+        "[rank0]: EI0002: The wait execution of the Notify register times out. Reason: The Notify register has not "
+        "received the Notify record from remote rank [3].\n"
+    )
+    report, result = diagnose_json(str(tmp_path / "old"), str(tmp_path / "train.log"))
+    assert report["findings"][0]["category"] == "device_out_of_memory"
+    assert "rank3.log holds only errors from over 24 hours before" in result.stderr
+    old = [f for f in report["findings"] if all("/old/" in e["path"] for e in f["evidence"])]
+    assert old and all(f["role"] == "cause" for f in old), "an old run's findings are nobody's symptom"
+
+
 def test_the_ranks_that_waited_hours_for_the_first_failure_are_of_its_run(tmp_path: Path) -> None:
     """With HCCL_EXEC_TIMEOUT=7200 the others time out two hours after rank 3 failed."""
     (tmp_path / "rank3.log").write_text(PLOG.replace("2024-12-04-15:32", "2024-12-04-10:00"))

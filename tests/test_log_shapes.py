@@ -301,7 +301,13 @@ Root Cause (first observed failure):
 """
 
 
-def test_a_traceback_in_torchruns_failure_summary_has_the_rank_of_its_entry(tmp_path: Path) -> None:
-    report = diagnose_bytes(tmp_path, TORCHRUN_SUMMARY.format(oom=CLEAN[5]).encode())
+@pytest.mark.parametrize("prefix", ["", "2024-12-04T10:32:40.1234567Z "], ids=["plain", "CI raw log"])
+def test_a_traceback_in_torchruns_failure_summary_has_the_rank_of_its_entry(
+    tmp_path: Path, prefix: str
+) -> None:
+    summary = "".join(
+        prefix + line for line in TORCHRUN_SUMMARY.format(oom=CLEAN[5]).splitlines(keepends=True)
+    )
+    report = diagnose_bytes(tmp_path, summary.encode())
     evidence = {e["line"]: e.get("rank") for f in report["findings"] for e in f["evidence"]}
     assert evidence == {23: 3, 25: None}, "after the summary's closing rule a line is no entry's"

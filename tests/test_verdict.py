@@ -211,3 +211,13 @@ def test_in_one_log_of_all_ranks_the_awaited_ranks_error_is_not_called_missing(t
     assert "3 rank(s) timed out waiting for rank 3" in report["verdict"]
     assert "not in these logs" not in report["verdict"]
     assert "no known Ascend error of rank 3 was found" in report["verdict"]
+
+
+def test_beside_a_log_of_several_ranks_the_awaited_ranks_error_is_not_called_missing(tmp_path: Path) -> None:
+    (tmp_path / "rank0.log").write_text(TIMEOUT)
+    (tmp_path / "all.log").write_text(
+        "[rank3]:Traceback (most recent call last):\n[rank3]:KeyError: 'text'\n"
+    )
+    report, _ = diagnose_json(str(tmp_path / "rank0.log"), str(tmp_path / "all.log"))
+    assert "not in these logs" not in report["verdict"]
+    assert "no known Ascend error of rank 3 was found" in report["verdict"]
