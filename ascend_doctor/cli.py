@@ -37,9 +37,9 @@ Examples:
 Exit codes: 0 nothing to fix found, 1 a cause was found (at or above --fail-on),
 2 usage error, broken rule file, a path given that cannot be read (missing, no
 permission, broken link) or nothing readable at all: 2 wins over 1 and over
---exit-zero, and the report is still written for what was read. Files skipped
-inside a directory (binary, empty, unreadable) are listed but change no code.
-130 interrupted.
+--exit-zero, and the report is still written for what was read. Files that are
+not logs (binary, empty) and files skipped inside a directory are listed but
+change no code. 130 interrupted.
 """
 
 

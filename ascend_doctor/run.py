@@ -232,6 +232,8 @@ def _require_something_read(report: Report, implicit_stdin: bool) -> None:
     """Nothing readable at all is an input error, not an empty report."""
     if any(not record.skipped for record in report.inputs):
         return
+    if not report.inputs:  # only directories with no file in them
+        raise InputError("nothing to read: no file was found in the directories given")
     if len(report.inputs) == 1:
         record = report.inputs[0]
         if implicit_stdin and record.reason == EMPTY_STDIN:  # a CI step with no path and no pipe

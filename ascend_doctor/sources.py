@@ -12,6 +12,7 @@ from collections.abc import Iterator, Sequence
 from typing import Any, BinaryIO, NamedTuple
 
 STDIN = "-"
+_NAME_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
 EMPTY_STDIN = "empty input: nothing came in on standard input"
 SNIFF = 8192
 
@@ -33,9 +34,12 @@ class InputItem(NamedTuple):
 
     @property
     def label(self) -> str:
-        """The path as reports show it: bytes of the name that are not UTF-8 (a GBK-named file) as
-        `\\xNN`, since no report can be written with the undecodable name in it."""
-        return os.fsencode(self.path).decode("utf-8", "backslashreplace")
+        """The path as reports and messages show it: bytes of the name that are not UTF-8 (a
+        GBK-named file) as `\\xNN`, since no report can be written with the undecodable name in
+        it, and control characters too: a file named `x\\n::error::y` must not start a line, a CI
+        workflow command, on stderr."""
+        name = os.fsencode(self.path).decode("utf-8", "backslashreplace")
+        return _NAME_CONTROL.sub(lambda found: f"\\x{ord(found.group()):02x}", name)
 
 
 def _classify(path: str, explicit: bool, info: os.stat_result | None = None) -> str | None:

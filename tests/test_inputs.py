@@ -438,3 +438,22 @@ def test_a_missing_path_whose_name_is_not_utf8_is_exit_2(tmp_path: Path) -> None
     missing = os.fsdecode(bytes(tmp_path / "rank0.log")[:-9] + b"miss\xb2ing.log")
     result = run_cli("diagnose", str(tmp_path / "rank0.log"), missing, "--exit-zero")
     assert result.exit_code == 2, result.stderr
+
+
+def test_a_file_name_cannot_start_a_line_or_a_ci_command(tmp_path: Path) -> None:
+    (tmp_path / "e\n::error::X.log").write_bytes(b"")
+    (tmp_path / "r\n::add-mask::Y.log").write_text(OOM)
+    report, result = diagnose_json(str(tmp_path))
+    lines = result.stderr.splitlines() + result.stdout.splitlines()
+    assert not [line for line in lines if line.lstrip().startswith("::")]
+    assert {Path(record["path"]).name for record in report["inputs"]} == {
+        "e\\x0a::error::X.log",
+        "r\\x0a::add-mask::Y.log",
+    }
+    assert report["findings"][0]["category"] == "device_out_of_memory"
+
+
+def test_an_empty_directory_is_said_to_hold_no_file(tmp_path: Path) -> None:
+    result = run_cli("diagnose", str(tmp_path))
+    assert result.exit_code == 2
+    assert "no file was found in the directories given" in result.stderr
