@@ -249,7 +249,10 @@ def open_input(item: InputItem, stdin: BinaryIO | None = None) -> tuple[OpenedIn
     if reason:
         raw.close()
         return None, reason
-    return OpenedInput(stream, first, f"{compression}-compressed" if compression else "", raw, errors), ""
+    notes = [f"{compression}-compressed"] if compression else []
+    if first.startswith(b"\x00"):
+        notes.append("starts with NUL bytes (a log truncated in place, as by logrotate's copytruncate)")
+    return OpenedInput(stream, first, "; ".join(notes), raw, errors), ""
 
 
 class _Prefixed(io.RawIOBase):
@@ -382,4 +385,6 @@ def _binary_reason(first: bytes, piped: bool = False) -> str:
         return "a zip archive: extract it and diagnose the directory"
     if first[257:262] == b"ustar":
         return "a tar archive: extract it and diagnose the directory"
-    return "binary file (contains NUL bytes)" if b"\x00" in first else ""
+    # NUL bytes before the text are the hole a log truncated in place leaves (logrotate's
+    # copytruncate while the job writes on): that file is a log.
+    return "binary file (contains NUL bytes)" if b"\x00" in first.lstrip(b"\x00") else ""

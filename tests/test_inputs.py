@@ -457,3 +457,15 @@ def test_an_empty_directory_is_said_to_hold_no_file(tmp_path: Path) -> None:
     result = run_cli("diagnose", str(tmp_path))
     assert result.exit_code == 2
     assert "no file was found in the directories given" in result.stderr
+
+
+def test_a_log_truncated_in_place_is_read_past_its_nul_bytes(tmp_path: Path) -> None:
+    """logrotate's copytruncate while the job writes on leaves a hole of NUL bytes at the start."""
+    log = tmp_path / "train.log"
+    log.write_bytes(b"\0" * 200_000 + b"step 9 loss 2.0\n" + OOM.encode())
+    report, result = diagnose_json(str(log))
+    assert report["findings"][0]["evidence"][0]["line"] == 2
+    assert "truncated in place" in result.stderr
+    binary = tmp_path / "core.bin"
+    binary.write_bytes(b"\0\0\0abc\0def\n" + OOM.encode())
+    assert "binary file" in run_cli("diagnose", str(binary)).stderr
