@@ -75,6 +75,7 @@ class GithubRenderer:
 
     def render(self, report: Report, stream: TextIO) -> None:
         lines = self.annotations(report)
+        lines += [command("warning", warning, {"title": "ascend-doctor"}) for warning in report.warnings]
         token = secrets.token_hex(16)
         for position, finding in enumerate(report.findings, start=1):
             if finding.evidence:

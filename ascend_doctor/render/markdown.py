@@ -121,7 +121,8 @@ def blocks(report: Report, budget: Budget, note: str = "") -> list[str]:
         f" · {report.rule_count} rules · ascend-doctor {inline(report.tool_version)}\n"
     )
     found = [finding_block(f, i, report.lang, budget) for i, f in enumerate(report.findings, start=1)]
-    return [head, *([f"> {note}\n"] if note else []), *found, inputs_table(report.inputs, budget)]
+    warned = [f"> Warning: {inline(warning)}\n" for warning in report.warnings]
+    return [head, *([f"> {note}\n"] if note else []), *warned, *found, inputs_table(report.inputs, budget)]
 
 
 def _size(parts: list[str]) -> int:

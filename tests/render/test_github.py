@@ -112,3 +112,11 @@ def test_no_findings_is_one_notice() -> None:
 def test_long_evidence_is_grouped() -> None:
     executed = [name for name, _ in run_like_the_runner(render("github", sample_report()))]
     assert executed.count("group") == executed.count("endgroup") == 1
+
+
+def test_a_run_warning_is_one_escaped_warning_command() -> None:
+    warning = "the inputs span more than one run: old\n::error::x.log holds only errors from 100% earlier"
+    text = render("github", sample_report()._replace(warnings=(warning,)))
+    lines = [line for line in text.splitlines() if line.startswith("::warning title=ascend-doctor::")]
+    assert lines == ["::warning title=ascend-doctor::" + escape_data(warning)]
+    assert "\n::error::x.log" not in text

@@ -93,3 +93,11 @@ def test_zero_findings_still_has_verdict_and_inputs() -> None:
     output = render("markdown", sample_report()._replace(findings=()))
     assert output.startswith("## ascend-doctor: No known Ascend failure cause found.")
     assert "### Inputs" in output and "### 1." not in output
+
+
+def test_run_warnings_are_quoted_under_the_verdict_escaped() -> None:
+    warning = "the inputs span more than one run: <b>old</b>.log holds only errors from over 24 hours before"
+    text = render("markdown", sample_report()._replace(warnings=(warning,)))
+    line = next(line for line in text.splitlines() if line.startswith("> Warning: "))
+    assert "&lt;b&gt;old&lt;/b&gt;" in line and "<b>" not in text
+    assert text.index(line) < text.index("\n### ")
