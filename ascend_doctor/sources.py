@@ -231,7 +231,7 @@ def open_input(item: InputItem, stdin: BinaryIO | None = None) -> tuple[OpenedIn
             return None, compression
         first = stream.read(SNIFF)
         if b"\x00" in first and first.startswith((b"\xff\xfe", b"\xfe\xff")):
-            utf16 = _Utf16AsUtf8(_Prefixed(first, stream), errors)
+            utf16 = _Utf16AsUtf8(_Prefixed(first, stream))
             note = f"{compression}-compressed UTF-16 text, decoded" if compression else "UTF-16 text, decoded"
             return OpenedInput(utf16, utf16.read(SNIFF), note, raw, errors), ""
     except errors as exc:
@@ -305,31 +305,22 @@ class _Salvaging(io.RawIOBase):
 
 
 class _Utf16AsUtf8:
-    """A UTF-16 log (as Windows redirects write them), handed on as UTF-8 bytes. Decoded a read at
-    a time, with what does not fit the caller's buffer kept for the next read (UTF-8 may take half
-    as many bytes again as UTF-16), and a fault of the stream below raised only once all that was
-    decoded before it is handed on."""
+    """A UTF-16 log (as Windows redirects write them), handed on as UTF-8 bytes. Each read decodes
+    one read of the stream below, keeping what does not fit the caller's buffer for the next read
+    (UTF-8 may take half as many bytes again as UTF-16). The stream below is read only when nothing
+    decoded is left, so a fault it raises loses nothing decoded before it."""
 
-    def __init__(self, stream: Any, errors: tuple[type[BaseException], ...]) -> None:
+    def __init__(self, stream: Any) -> None:
         self._stream = stream
-        self._errors = errors
         self._decoder = codecs.getincrementaldecoder("utf-16")(errors="replace")
         self._pending = b""
-        self._error: BaseException | None = None
 
     def read(self, size: int = SNIFF) -> bytes:
-        if self._error is not None and not self._pending:
-            raise self._error
-        try:
-            while len(self._pending) < size and self._error is None:
-                data = self._stream.read(size)
-                self._pending += self._decoder.decode(data, final=not data).encode("utf-8", errors="replace")
-                if not data:
-                    break
-        except self._errors as exc:
-            if not self._pending:
-                raise
-            self._error = exc
+        while not self._pending:
+            data = self._stream.read(size)
+            self._pending = self._decoder.decode(data, final=not data).encode("utf-8", errors="replace")
+            if not data:
+                break
         data, self._pending = self._pending[:size], self._pending[size:]
         return data
 
