@@ -7,13 +7,17 @@ from typing import Any
 
 ANSI_BYTES = re.compile(rb"\x1b(?:\[[0-?]*[ -/]*[@-~]|\][^\x07\x1b\n]*(?:\x07|\x1b\\)|[@-Z\\-_])")
 ANSI = re.compile(r"\x1b(?:\[[0-?]*[ -/]*[@-~]|\][^\x07\x1b\n]*(?:\x07|\x1b\\)|[@-Z\\-_])")
+# The UTC time kubectl/docker --timestamps and CI raw logs put before every line.
+_ISO_TIME = r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?Z"
 _PREFIX = re.compile(
     r"""^\s*(?:
         \[(?:rank|default)\s*(?P<r1>\d+)\]:\s?        # [rank3]: [rank 3]: [default3]:
       | rank\s*(?P<r2>\d+):\s                        # rank3: (torchrun)
       | \((?:VllmWorkerProcess|EngineCore\w*|RayWorkerWrapper|Worker\w*)\s+pid=\d+\)\s*
       | (?:INFO|WARNING|ERROR|DEBUG|CRITICAL)\s\d\d-\d\d\s\d\d:\d\d:\d\d(?:\.\d+)?\s\[[^\]]*\]\s
-      | \d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?Z\s                # kubectl/docker --timestamps, CI raw logs
+      | """
+    + _ISO_TIME
+    + r"""\s
     )""",
     re.VERBOSE,
 )
@@ -135,9 +139,9 @@ def rank_by_process(line: str, before: bytes) -> int | None:
 
 # torchrun's failure summary: each failure is an entry (`[0]:`) whose `rank : 3 (local_rank: 3)` line
 # comes before its traceback; the summary ends with a rule of `=`.
-_ISO_TIME = rb"(?:\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?Z )?"  # kubectl --timestamps, CI raw logs
-_SUMMARY_RANK = re.compile(rb"\n" + _ISO_TIME + rb"\s*rank\s*:\s*(\d{1,7}) \(local_rank: \d+\)\s*\n")
-_SUMMARY_BREAK = re.compile(rb"\n" + _ISO_TIME + rb"\s*(?:\[\d+\]:|={20})")
+_LINE_START = rb"\n(?:" + _ISO_TIME.encode() + rb" )?"
+_SUMMARY_RANK = re.compile(_LINE_START + rb"\s*rank\s*:\s*(\d{1,7}) \(local_rank: \d+\)\s*\n")
+_SUMMARY_BREAK = re.compile(_LINE_START + rb"\s*(?:\[\d+\]:|={20})")
 
 
 def rank_in_failure_summary(before: bytes) -> int | None:
