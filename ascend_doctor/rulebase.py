@@ -223,11 +223,11 @@ def load_rulebase(
         files.extend(rule_files(bundled_rules_dir()))
     for directory in extra_dirs:
         files.extend(rule_files(directory))
-    # A file given twice (the same --rules twice, or through a link) is one file, not a duplicate id.
-    unique: dict[str, str] = {}
-    for path in files:
-        unique.setdefault(os.path.realpath(path), path)
-    files = list(unique.values())
+    if extra_dirs:  # a file given twice (the same --rules twice, or through a link) is one file
+        unique: dict[str, str] = {}
+        for path in files:
+            unique.setdefault(os.path.realpath(path), path)
+        files = list(unique.values())
     key = _rule_files_key(files) if use_cache else None
     if key is not None:
         cached = read_cache("rules", key)
