@@ -31,7 +31,7 @@ from ascend_doctor.progress import byte_progress
 from ascend_doctor.render import RENDERERS
 from ascend_doctor.render.base import printable
 from ascend_doctor.rulebase import RuleBase, load_rulebase
-from ascend_doctor.sources import EMPTY_STDIN, SNIFF, STDIN, InputItem, expand, report_reason
+from ascend_doctor.sources import EMPTY_STDIN, SNIFF, STDIN, InputItem, could_not_open, expand, report_reason
 
 FAIL_ON = ("error", "warning", "info", "never")
 ENGINES = ("auto", "python", "hyperscan")
@@ -161,24 +161,11 @@ def _exit_code(report: Report, fail_on: str, exit_zero: bool, unreadable: bool) 
     return ExitCode.FOUND if found else ExitCode.CLEAN
 
 
-# Why a path could not be opened at all, as opposed to opened and found not to be a log (binary,
-# empty, an archive, corrupt compression, a report, a repeat).
-UNREADABLE = (
-    "no such file or directory",
-    "broken symbolic link",
-    "permission denied",
-    "cannot stat",
-    "cannot open",
-    "cannot list",
-)
-
-
 def _unreadable_named(report: Report, paths: Sequence[str]) -> bool:
     """Whether a path named on the command line (a file, or a directory itself) could not be read."""
     named = {InputItem(path, True).label for path in paths}
     return any(
-        record.skipped and record.path in named and record.reason.startswith(UNREADABLE)
-        for record in report.inputs
+        record.skipped and record.path in named and could_not_open(record.reason) for record in report.inputs
     )
 
 

@@ -42,6 +42,23 @@ class InputItem(NamedTuple):
         return _NAME_CONTROL.sub(lambda found: f"\\x{ord(found.group()):02x}", name)
 
 
+# How the skip reasons below begin when a path could not be opened at all, as opposed to opened
+# and found not to be a log (binary, empty, an archive, corrupt compression, a report, a repeat).
+_NOT_OPENED = (
+    "no such file or directory",
+    "broken symbolic link",
+    "permission denied",
+    "cannot stat",
+    "cannot open",
+    "cannot list",
+)
+
+
+def could_not_open(reason: str) -> bool:
+    """Whether a skip reason says the path could not be opened at all."""
+    return reason.startswith(_NOT_OPENED)
+
+
 def _classify(path: str, explicit: bool, info: os.stat_result | None = None) -> str | None:
     """Why a file cannot be read, or None if it can. `info` is its lstat when the caller has it."""
     try:
