@@ -24,7 +24,7 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Iterable, Sequence
-from typing import Any, NamedTuple, Optional
+from typing import NamedTuple, Optional
 
 from ascend_doctor.events import remote_rank
 from ascend_doctor.model import EnvRemedy, Evidence, Finding, Kind, Match, Rule, Severity
@@ -125,14 +125,17 @@ class _Group:
 
 
 _Moment = tuple[Optional[float], int]  # (time, line) of a line in a file
+_Where = tuple[int, Optional[int]]  # (input, rank)
 
 
-def _first_timeouts(matches: Sequence[Match], rules: dict[str, Rule], peer: int | None) -> dict[Any, _Moment]:
+def _first_timeouts(
+    matches: Sequence[Match], rules: dict[str, Rule], peer: int | None
+) -> dict[_Where, _Moment]:
     """Where each rank that timed out first said so: (file, rank) -> (time, line). Only error
     lines of known ranks other than the awaited one count (not a startup warning about the
     timeout settings, and not a file whose lines name no rank, where a timeout says nothing of
     which process printed the other errors)."""
-    first: dict[Any, _Moment] = {}
+    first: dict[_Where, _Moment] = {}
     for match in matches:
         rule, rank = rules[match.rule_id], match.evidence.rank
         if rule.category not in VICTIM_CATEGORIES or rule.severity is not Severity.ERROR:
@@ -152,7 +155,7 @@ def _before(one: _Moment, other: _Moment) -> bool:
     return one[1] < other[1]
 
 
-def _echoes_timeouts(rule: Rule, matches: Sequence[Match], timeouts: dict[Any, _Moment]) -> bool:
+def _echoes_timeouts(rule: Rule, matches: Sequence[Match], timeouts: dict[_Where, _Moment]) -> bool:
     """Whether a catch-all error is only said by ranks that had timed out, after they did
     (torch_npu's "call acl api failed" after the wait). It adds nothing to the timeout, and must
     not hide it."""
