@@ -168,6 +168,16 @@ def _echoes_timeouts(rule: Rule, matches: Sequence[Match], timeouts: dict[_Where
     return True
 
 
+def _reports_the_timeout(rule: Rule, matches: Sequence[Match], lines: frozenset[tuple[int, int]]) -> bool:
+    """Whether a catch-all symptom first speaks on a line that is itself a timeout (torch_npu's
+    "NPU function error: aclrtSynchronizeDevice, error code is 507046"): it is that timeout, said
+    generically, in a log with or without ranks."""
+    if rule.category not in CATCH_ALL_CATEGORIES or rule.kind is not Kind.SYMPTOM:
+        return False
+    first = min(matches, key=lambda match: (match.input_index, match.evidence.line))
+    return (first.input_index, first.evidence.line) in lines
+
+
 def _fold_by_category(groups: list[_Group], clock: _Clock) -> list[_Group]:
     """Groups arrive best first; later groups of a category and severity fold into the first one."""
     kept: dict[tuple[str, ...], _Group] = {}
@@ -259,11 +269,20 @@ def rank(
     for match in every:
         grouped.setdefault(match.rule_id, []).append(match)
     timeouts = _first_timeouts(every, by_id, peer[0] if peer else None)
+    timeout_lines = frozenset(
+        (m.input_index, m.evidence.line)
+        for m in every
+        if by_id[m.rule_id].category in VICTIM_CATEGORIES and by_id[m.rule_id].severity is Severity.ERROR
+    )
     groups = []
     for rule_id, found in grouped.items():
         found.sort(key=clock.position)
         rule = by_id[rule_id]
-        victim = rule.category in VICTIM_CATEGORIES or _echoes_timeouts(rule, found, timeouts)
+        victim = (
+            rule.category in VICTIM_CATEGORIES
+            or _echoes_timeouts(rule, found, timeouts)
+            or _reports_the_timeout(rule, found, timeout_lines)
+        )
         awaited = peer is not None and any(match.evidence.rank == peer[0] for match in found)
         stale = earlier is not None and all(match.input_index in earlier.inputs for match in found)
         groups.append(_Group(rule, found, clock.position(found[0]), (stale, victim, awaited)))
