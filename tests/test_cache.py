@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from ascend_doctor import rulebase
-from ascend_doctor.rulebase import load_rulebase, read_cache, write_cache
+from ascend_doctor.rulebase import load as rulebase
+from ascend_doctor.rulebase.load import load_rulebase, read_cache, write_cache
 from tests.test_user_rules import GOOD_RULE, rules_dir
 
 

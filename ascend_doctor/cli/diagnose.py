@@ -25,13 +25,21 @@ from ascend_doctor.config import (
 )
 from ascend_doctor.engine import ScanOptions, diagnose
 from ascend_doctor.errors import AscendDoctorError, ExitCode, InputError
+from ascend_doctor.match.prefilter import hyperscan_available, require_engine
 from ascend_doctor.model import Report
-from ascend_doctor.prefilter import hyperscan_available, require_engine
-from ascend_doctor.progress import byte_progress
+from ascend_doctor.read.progress import byte_progress
+from ascend_doctor.read.sources import (
+    EMPTY_STDIN,
+    SNIFF,
+    STDIN,
+    InputItem,
+    could_not_open,
+    expand,
+    report_reason,
+)
 from ascend_doctor.render import RENDERERS
 from ascend_doctor.render.base import printable
-from ascend_doctor.rulebase import RuleBase, load_rulebase
-from ascend_doctor.sources import EMPTY_STDIN, SNIFF, STDIN, InputItem, could_not_open, expand, report_reason
+from ascend_doctor.rulebase.load import RuleBase, load_rulebase
 
 FAIL_ON = ("error", "warning", "info", "never")
 ENGINES = ("auto", "python", "hyperscan")
@@ -207,7 +215,7 @@ def _suggest_a_command(paths: Sequence[str], report: Report) -> None:
         return
     from difflib import get_close_matches
 
-    from ascend_doctor.quick_args import COMMANDS
+    from ascend_doctor.cli.quick_args import COMMANDS
 
     for command in get_close_matches(paths[0], COMMANDS, n=1):
         say(

@@ -15,11 +15,11 @@ from collections.abc import Sequence
 from functools import cache
 from typing import Any, NamedTuple
 
-from ascend_doctor import literals, prefilter
-from ascend_doctor.literals import Literal, literal_sets
+from ascend_doctor.match import literals, prefilter
+from ascend_doctor.match.literals import Literal, literal_sets
+from ascend_doctor.match.pattern_search import RulePattern
+from ascend_doctor.match.prefilter import WEIRD_TEXT, EveryLine, encodings_of, engine_name, make_prefilter
 from ascend_doctor.model import Rule
-from ascend_doctor.pattern_search import RulePattern
-from ascend_doctor.prefilter import WEIRD_TEXT, EveryLine, encodings_of, engine_name, make_prefilter
 
 PATTERN_TIMEOUT = 0.25
 MAX_TIMEOUTS = 5  # a pattern that runs out of time this often is not tried again in this run
@@ -152,7 +152,7 @@ class Matcher:
     """Matches clean text segments against the rules, trying only rules whose literal is present."""
 
     def __init__(self, rules: Sequence[Rule], engine: str = "auto", use_cache: bool = True) -> None:
-        from ascend_doctor import rulebase
+        from ascend_doctor.rulebase import load as rulebase
 
         self.rules = tuple(rules)
         self._engine = engine  # resolved with the prefilter: a small log never imports hyperscan
@@ -179,7 +179,7 @@ class Matcher:
         """The engine's prefilter and the gates of its lines, compiled (or loaded from their own
         cache, which a small log never reads) on first use."""
         if self._prefilter is None:
-            from ascend_doctor import rulebase
+            from ascend_doctor.rulebase import load as rulebase
 
             key = self._cache_key
             cached = rulebase.read_cache("prefilter", key) if key else None

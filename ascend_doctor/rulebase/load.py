@@ -16,7 +16,7 @@ from ascend_doctor.errors import RuleError
 from ascend_doctor.model import Rule
 
 # Bump when what is pickled changes shape; the package version is part of the key as well.
-CACHE_FORMAT = 4
+CACHE_FORMAT = 5  # 5: the pickled classes moved into the package folders
 
 # Cache files kept per kind (rules, matcher, prefilter): rule sets, versions and Pythons in use.
 KEEP_PER_KIND = 8
@@ -44,10 +44,12 @@ class RuleBase(NamedTuple):
 
 
 def bundled_rules_dir() -> str:
-    """The rules shipped in the wheel, or `rules/` beside the package in a source checkout."""
-    package = os.path.dirname(os.path.realpath(__file__))
-    installed = os.path.join(package, "rules")
-    return installed if os.path.isdir(installed) else os.path.join(os.path.dirname(package), "rules")
+    """The rules shipped in the wheel (`ascend_doctor/rulebase/rules`), or `rules/` beside the
+    package in a source checkout."""
+    here = os.path.dirname(os.path.realpath(__file__))
+    installed = os.path.join(here, "rules")
+    checkout = os.path.dirname(os.path.dirname(here))
+    return installed if os.path.isdir(installed) else os.path.join(checkout, "rules")
 
 
 def rule_files(directory: str) -> list[str]:
@@ -68,8 +70,8 @@ def load_file(path: str) -> list[Rule]:
     """Parse and validate one rule file."""
     import yaml  # only when the cache misses: importing PyYAML costs start-up time
 
-    from ascend_doctor.schema import parse_rule
-    from ascend_doctor.yamlfile import error_line, load_yaml
+    from ascend_doctor.rulebase.schema import parse_rule
+    from ascend_doctor.rulebase.yamlfile import error_line, load_yaml
 
     label = str(path)
     try:

@@ -1,5 +1,5 @@
-"""The click command line: flags -> DiagnoseRequest -> run.run_diagnose -> exit code. Every
-command's failures go through run.failure_code. No diagnosis logic here."""
+"""The click command line: flags -> DiagnoseRequest -> diagnose.run_diagnose -> exit code. Every
+command's failures go through diagnose.failure_code. No diagnosis logic here."""
 
 from __future__ import annotations
 
@@ -10,9 +10,7 @@ from typing import Any
 import click
 
 from ascend_doctor import __version__
-from ascend_doctor.config import DIAGNOSE_ENVIRONMENT, LANGUAGES, stdin_is_terminal
-from ascend_doctor.render import RENDERERS
-from ascend_doctor.run import (
+from ascend_doctor.cli.diagnose import (
     DEFAULTS,
     ENGINES,
     FAIL_ON,
@@ -21,7 +19,9 @@ from ascend_doctor.run import (
     failure_code,
     run_diagnose,
 )
-from ascend_doctor.sources import STDIN
+from ascend_doctor.config import DIAGNOSE_ENVIRONMENT, LANGUAGES, stdin_is_terminal
+from ascend_doctor.read.sources import STDIN
+from ascend_doctor.render import RENDERERS
 
 DEBUG_KEY = "ascend_doctor.debug"
 DIAGNOSE_EPILOG = """\b
@@ -159,7 +159,7 @@ def diagnose_command(**options: Any) -> None:
 
 def app() -> click.Group:
     """The full command group; the other command groups attach themselves when imported."""
-    from ascend_doctor import cli_explain, cli_rules  # noqa: F401
+    from ascend_doctor.cli import explain, rules  # noqa: F401
 
     return cli
 
