@@ -16,8 +16,8 @@ from hypothesis import strategies as st
 
 from ascend_doctor.cli import app as cli_module
 from ascend_doctor.cli.app import app
-from ascend_doctor.cli.diagnose import DiagnoseRequest
-from ascend_doctor.cli.quick_args import COMMANDS, FLAGS, VALUED, quick_request
+from ascend_doctor.cli.quick_args import FLAGS, VALUED, quick_request
+from ascend_doctor.cli.request import COMMANDS, DiagnoseRequest
 from tests.conftest import FIXTURES
 from tests.processes import run_watching_import
 

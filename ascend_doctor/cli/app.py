@@ -10,15 +10,8 @@ from typing import Any
 import click
 
 from ascend_doctor import __version__
-from ascend_doctor.cli.diagnose import (
-    DEFAULTS,
-    ENGINES,
-    FAIL_ON,
-    MAX_JOBS,
-    DiagnoseRequest,
-    failure_code,
-    run_diagnose,
-)
+from ascend_doctor.cli.diagnose import failure_code, run_diagnose
+from ascend_doctor.cli.request import DEFAULTS, ENGINES, FAIL_ON, MAX_JOBS, DiagnoseRequest
 from ascend_doctor.config import DIAGNOSE_ENVIRONMENT, LANGUAGES, stdin_is_terminal
 from ascend_doctor.read.sources import STDIN
 from ascend_doctor.render import RENDERERS
@@ -158,9 +151,13 @@ def diagnose_command(**options: Any) -> None:
 
 
 def app() -> click.Group:
-    """The full command group; the other command groups attach themselves when imported."""
-    from ascend_doctor.cli import explain, rules  # noqa: F401
+    """The full command group. The other commands are added here, not by importing this module
+    from theirs: commands depend on the group's module never, the group on theirs only here."""
+    from ascend_doctor.cli.explain import explain_command
+    from ascend_doctor.cli.rules import rules_group
 
+    cli.add_command(explain_command)
+    cli.add_command(rules_group)
     return cli
 
 

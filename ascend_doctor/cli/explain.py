@@ -14,7 +14,6 @@ from rich.cells import cell_len
 from rich.console import Console
 from rich.text import Text
 
-from ascend_doctor.cli.app import cli
 from ascend_doctor.cli.rules import print_rule, rule_dict
 from ascend_doctor.config import LANGUAGES, default_language
 from ascend_doctor.errors import ConfigError
@@ -191,7 +190,7 @@ def _print_text(found: Explanation, lang: str) -> None:
         print_rule(rule, lang)
 
 
-@cli.command("explain")
+@click.command("explain")
 @click.argument("code")
 @click.option("--rules", "rules_dirs", multiple=True, metavar="DIR", help="Also load the rules in DIR.")
 @click.option("-f", "--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)

@@ -11,7 +11,6 @@ import click
 from rich.console import Console
 from rich.text import Text
 
-from ascend_doctor.cli.app import cli
 from ascend_doctor.config import LANGUAGES, default_language
 from ascend_doctor.errors import ConfigError, ExitCode
 from ascend_doctor.match.prefilter import require_engine
@@ -28,7 +27,7 @@ def rule_dict(rule: Rule) -> dict[str, Any]:
     return data
 
 
-@cli.group("rules")
+@click.group("rules")
 def rules_group() -> None:
     """Browse and test the rule base (bundled rules plus any --rules DIR).
 
