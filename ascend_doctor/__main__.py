@@ -1,6 +1,6 @@
 """`python -m ascend_doctor` runs the command-line interface."""
 
-from ascend_doctor.entry import main
+from ascend_doctor.cli.entry import main
 
 if __name__ == "__main__":
     main()

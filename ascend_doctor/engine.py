@@ -7,15 +7,15 @@ from collections.abc import Sequence
 from typing import Any, BinaryIO, NamedTuple, Optional
 
 from ascend_doctor import __version__
-from ascend_doctor.matcher import MAX_TIMEOUTS, PATTERN_TIMEOUT, Matcher
+from ascend_doctor.match.matcher import MAX_TIMEOUTS, PATTERN_TIMEOUT, Matcher
+from ascend_doctor.match.parts import Part, open_part, plan
+from ascend_doctor.match.pattern_search import alarm_clock
+from ascend_doctor.match.scanner import ScanResult, StreamScanner, long_lines_note
 from ascend_doctor.model import InputRecord, Match, Report
-from ascend_doctor.parts import Part, open_part, plan
-from ascend_doctor.pattern_search import alarm_clock
-from ascend_doctor.progress import Progress
 from ascend_doctor.ranking import RUN_GAP, EarlierRuns, earlier_runs, rank, waited_for
-from ascend_doctor.rulebase import RuleBase
-from ascend_doctor.scanner import ScanResult, StreamScanner, long_lines_note
-from ascend_doctor.sources import InputItem, expand, open_input
+from ascend_doctor.read.progress import Progress
+from ascend_doctor.read.sources import InputItem, expand, open_input
+from ascend_doctor.rulebase.load import RuleBase
 
 PARALLEL_MIN_BYTES = 16 * 1024 * 1024
 
@@ -137,7 +137,7 @@ def _scan_parallel(
     """Inputs and parts across worker processes, largest first (a big one last would leave a
     core idle); results are put back in input order, so the report does not depend on which
     worker ran what."""
-    from ascend_doctor.workers import run_tasks  # only here: a scan in one process needs none of it
+    from ascend_doctor.read.workers import run_tasks  # only here: a scan in one process needs none of it
 
     jobs = sorted(jobs, key=lambda job: -_job_size(job))
     size = _chunk(len(jobs), options.jobs)
@@ -258,7 +258,7 @@ def diagnose(
     jobs = _parallel_jobs(items, options)
     scanned = None
     if jobs:
-        from ascend_doctor.workers import NoWorkers
+        from ascend_doctor.read.workers import NoWorkers
 
         try:
             scanned = _scan_parallel(items, jobs, rulebase, options, progress)

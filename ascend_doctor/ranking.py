@@ -26,8 +26,8 @@ from collections import Counter
 from collections.abc import Iterable, Sequence
 from typing import NamedTuple, Optional
 
-from ascend_doctor.events import remote_rank
 from ascend_doctor.model import EnvRemedy, Evidence, Finding, Kind, Match, Rule, Severity
+from ascend_doctor.read.events import remote_rank
 
 VICTIM_CATEGORIES = frozenset({"hccl_timeout"})
 # Catch-all categories name no single cause: two different causes in them stay apart.

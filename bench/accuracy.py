@@ -27,7 +27,7 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))
 
 from ascend_doctor.engine import ScanOptions, diagnose  # noqa: E402
-from ascend_doctor.rulebase import load_rulebase  # noqa: E402
+from ascend_doctor.rulebase.load import load_rulebase  # noqa: E402
 
 NEGATIVE = ("not_ascend", "no_failure")
 

@@ -15,10 +15,10 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from ascend_doctor import events
-from ascend_doctor.matcher import Matcher
-from ascend_doctor.rulebase import load_rulebase
-from ascend_doctor.scanner import CHUNK, _bounds
+from ascend_doctor.match.matcher import Matcher
+from ascend_doctor.match.scanner import CHUNK, _bounds
+from ascend_doctor.read import events
+from ascend_doctor.rulebase.load import load_rulebase
 
 
 def blocks(path: Path):  # type: ignore[no-untyped-def]

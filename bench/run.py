@@ -30,9 +30,9 @@ sys.path.insert(0, str(HERE.parent))
 
 import patterns  # noqa: E402
 
-from ascend_doctor import parts  # noqa: E402
-from ascend_doctor.prefilter import hyperscan_available  # noqa: E402
-from ascend_doctor.rulebase import load_rulebase  # noqa: E402
+from ascend_doctor.match import parts  # noqa: E402
+from ascend_doctor.match.prefilter import hyperscan_available  # noqa: E402
+from ascend_doctor.rulebase.load import load_rulebase  # noqa: E402
 
 DATA = HERE / "data"
 DEFAULT_GEN = HERE.parent.parent / "shared" / "bench" / "gen_logs.py"
@@ -134,7 +134,7 @@ def export_patterns() -> dict[str, Path]:
 
 
 # What the `ascend-doctor` console script runs (`python -m` would add runpy's imports).
-ENTRY = [sys.executable, "-c", "from ascend_doctor.entry import main; main()"]
+ENTRY = [sys.executable, "-c", "from ascend_doctor.cli.entry import main; main()"]
 
 
 def doctor(path: Path, engine: str, jobs: int) -> list[str]:

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 from click.testing import CliRunner, Result
 
-from ascend_doctor.cli import app
+from ascend_doctor.cli.app import app
 
 REPO = Path(__file__).resolve().parent.parent
 FIXTURES = REPO / "fixtures"

@@ -63,7 +63,7 @@ def run_watching_import(
     """`ascend-doctor ARGS` through its console entry point, and whether it imported `module`."""
     probe = (
         "import sys\n"
-        "from ascend_doctor.entry import main\n"
+        "from ascend_doctor.cli.entry import main\n"
         "try:\n"
         "    main()\n"
         "finally:\n"

@@ -9,10 +9,12 @@ from typing import Any
 
 import pytest
 
-from ascend_doctor import engine, events, matcher, parts, scanner
-from ascend_doctor.matcher import Matcher
-from ascend_doctor.rulebase import load_rulebase
-from ascend_doctor.sources import InputItem
+from ascend_doctor import engine
+from ascend_doctor.match import matcher, parts, scanner
+from ascend_doctor.match.matcher import Matcher
+from ascend_doctor.read import events
+from ascend_doctor.read.sources import InputItem
+from ascend_doctor.rulebase.load import load_rulebase
 
 READ = 4096
 LIBGOMP = (

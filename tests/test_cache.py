@@ -7,8 +7,10 @@ from pathlib import Path
 
 import pytest
 
-from ascend_doctor import rulebase
-from ascend_doctor.rulebase import load_rulebase, read_cache, write_cache
+from ascend_doctor import cache as cache_module
+from ascend_doctor.cache import read_cache, write_cache
+from ascend_doctor.rulebase import load
+from ascend_doctor.rulebase.load import load_rulebase
 from tests.test_user_rules import GOOD_RULE, rules_dir
 
 
@@ -25,7 +27,7 @@ def test_a_warm_cache_is_used_instead_of_the_rule_files(
     def unexpected(path: str) -> list:
         raise AssertionError(f"{path} was parsed again")
 
-    monkeypatch.setattr(rulebase, "load_file", unexpected)
+    monkeypatch.setattr(load, "load_file", unexpected)
     assert load_rulebase([str(directory)], bundled=False) == first
 
 
@@ -40,7 +42,7 @@ def test_a_cache_file_holding_another_key_is_not_used(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     # Cache file names are short checksums: two keys may share one, and must not share values.
-    monkeypatch.setattr(rulebase, "_cache_file", lambda kind, key: str(tmp_path / f"{kind}.pickle"))
+    monkeypatch.setattr(cache_module, "_cache_file", lambda kind, key: str(tmp_path / f"{kind}.pickle"))
     write_cache("rules", "first rule files", ["first"])
     assert read_cache("rules", "second rule files") is None
     assert read_cache("rules", "first rule files") == ["first"]
@@ -50,7 +52,7 @@ def test_a_corrupt_cache_is_rebuilt(tmp_path: Path, monkeypatch: pytest.MonkeyPa
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
     directory = rules_dir(tmp_path, GOOD_RULE)
     _titles(directory)
-    written = list(Path(rulebase.cache_dir()).iterdir())
+    written = list(Path(cache_module.cache_dir()).iterdir())
     assert [path.name[:6] for path in written] == ["rules-"]
     written[0].write_bytes(b"\x80\x05not a pickle")
     assert _titles(directory) == ["Our data loader crashed"]
@@ -59,9 +61,9 @@ def test_a_corrupt_cache_is_rebuilt(tmp_path: Path, monkeypatch: pytest.MonkeyPa
 
 def test_the_cache_files_used_last_are_kept(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
-    cache = Path(rulebase.cache_dir())
+    cache = Path(cache_module.cache_dir())
     cache.mkdir()
-    old = [cache / f"rules-{number:024x}.pickle" for number in range(rulebase.KEEP_PER_KIND + 2)]
+    old = [cache / f"rules-{number:024x}.pickle" for number in range(cache_module.KEEP_PER_KIND + 2)]
     for age, path in enumerate(old):
         path.write_bytes(b"")
         os.utime(path, ns=(10**18 - age * 10**12,) * 2)  # old[0] the newest
@@ -73,8 +75,10 @@ def test_the_cache_files_used_last_are_kept(tmp_path: Path, monkeypatch: pytest.
     (cache / "matcher-0.pickle").write_bytes(b"")
     write_cache("rules", "new rule files", ["new"])
     rules = {path.name for path in cache.iterdir() if path.name.startswith("rules-")}
-    assert len(rules) == rulebase.KEEP_PER_KIND
-    assert {path.name for path in used} | {path.name for path in old[: rulebase.KEEP_PER_KIND - 2]} < rules
+    assert len(rules) == cache_module.KEEP_PER_KIND
+    assert {path.name for path in used} | {
+        path.name for path in old[: cache_module.KEEP_PER_KIND - 2]
+    } < rules
     assert read_cache("rules", "new rule files") == ["new"]
     assert read_cache("rules", "rule files used today") == ["used"]
     assert (cache / "matcher-0.pickle").exists()  # other kinds are pruned on their own writes
@@ -82,7 +86,7 @@ def test_the_cache_files_used_last_are_kept(tmp_path: Path, monkeypatch: pytest.
 
 def test_temporaries_of_killed_writers_are_removed(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
-    cache = Path(rulebase.cache_dir())
+    cache = Path(cache_module.cache_dir())
     cache.mkdir()
     abandoned, writing = cache / "rules-0.111.tmp", cache / "rules-1.222.tmp"
     for path in (abandoned, writing):

@@ -187,13 +187,13 @@ def test_warnings_alone_exit_0_by_default(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize(
     ("argv", "module"),
-    [(["rules", "list"], "ascend_doctor.cli"), (["train.log"], "ascend_doctor.run")],
+    [(["rules", "list"], "ascend_doctor.cli.app"), (["train.log"], "ascend_doctor.cli.diagnose")],
     ids=["click CLI", "plain diagnosis"],
 )
 def test_ctrl_c_while_the_cli_is_still_importing(argv, module, monkeypatch, capsys) -> None:
     import sys
 
-    from ascend_doctor import entry
+    from ascend_doctor.cli import entry
 
     class InterruptedImport:
         def find_spec(self, name, path=None, target=None):
@@ -236,10 +236,10 @@ def test_every_command_into_a_full_disk_is_one_line_and_exit_2() -> None:
 def test_a_big_scan_without_hyperscan_points_at_the_fast_extra(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, engine: str, hyperscan: bool, threshold: int, told: bool
 ) -> None:
-    from ascend_doctor import run
+    from ascend_doctor.cli import diagnose
 
-    monkeypatch.setattr(run, "FAST_ENGINE_HINT", threshold)
-    monkeypatch.setattr(run, "hyperscan_available", lambda: hyperscan)
+    monkeypatch.setattr(diagnose, "FAST_ENGINE_HINT", threshold)
+    monkeypatch.setattr(diagnose, "hyperscan_available", lambda: hyperscan)
     log = write(tmp_path, "train.log", "step 1 loss 2.3\n" * 200_000)
     result = run_cli("diagnose", "--engine", engine, str(log))
     assert result.exit_code == 0, result.stderr
@@ -252,7 +252,7 @@ def test_a_big_scan_without_hyperscan_points_at_the_fast_extra(
 def test_asking_for_hyperscan_without_it_is_a_usage_error(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, command: list[str]
 ) -> None:
-    from ascend_doctor import prefilter
+    from ascend_doctor.match import prefilter
 
     monkeypatch.setattr(prefilter, "hyperscan_available", lambda: False)
     log = write(tmp_path, "train.log", OOM_LOG)

@@ -13,9 +13,10 @@ from typing import Any
 
 import pytest
 
-from ascend_doctor import engine, matcher, parts, scanner
-from ascend_doctor.prefilter import hyperscan_available
-from ascend_doctor.rulebase import load_rulebase
+from ascend_doctor import engine
+from ascend_doctor.match import matcher, parts, scanner
+from ascend_doctor.match.prefilter import hyperscan_available
+from ascend_doctor.rulebase.load import load_rulebase
 from tests.conftest import FIXTURES, run_cli
 
 ENGINES = ["python", "hyperscan"] if hyperscan_available() else ["python"]

@@ -14,15 +14,15 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ascend_doctor import cli as cli_module
-from ascend_doctor.cli import app
-from ascend_doctor.quick_args import COMMANDS, FLAGS, VALUED, quick_request
-from ascend_doctor.run import DiagnoseRequest
+from ascend_doctor.cli import app as cli_module
+from ascend_doctor.cli.app import app
+from ascend_doctor.cli.quick_args import FLAGS, VALUED, quick_request
+from ascend_doctor.cli.request import COMMANDS, DiagnoseRequest
 from tests.conftest import FIXTURES
 from tests.processes import run_watching_import
 
 ENTRY = (sys.executable, "-m", "ascend_doctor")
-CLICK = (sys.executable, "-c", "import sys; from ascend_doctor.cli import main; main(sys.argv[1:])")
+CLICK = (sys.executable, "-c", "import sys; from ascend_doctor.cli.app import main; main(sys.argv[1:])")
 # Options the environment could set, and Actions, which adds annotations: neither may leak in.
 SETTINGS = ("ASCEND_DOCTOR_FORMAT", "ASCEND_DOCTOR_FAIL_ON", "GITHUB_ACTIONS")
 

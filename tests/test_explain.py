@@ -9,8 +9,8 @@ from typing import Any
 import pytest
 import regex
 
-from ascend_doctor.knowledge import env_vars, find_env_var
-from ascend_doctor.rulebase import load_rulebase
+from ascend_doctor.rulebase.knowledge import env_vars, find_env_var
+from ascend_doctor.rulebase.load import load_rulebase
 from tests.conftest import run_cli
 
 USER_RULES = """\
@@ -179,7 +179,7 @@ def test_every_env_var_a_bundled_rule_recommends_is_documented() -> None:
         for remedy in rule.env
         if find_env_var(remedy.name) is None
     }
-    assert not missing, f"add these to ascend_doctor/knowledge/env_vars.yaml: {sorted(missing)}"
+    assert not missing, f"add these to ascend_doctor/rulebase/knowledge/env_vars.yaml: {sorted(missing)}"
 
 
 @pytest.mark.parametrize(

@@ -205,22 +205,22 @@ def test_no_path_with_a_terminal_scans_the_cann_log_places(tmp_path: Path, monke
     logs = tmp_path / "job-logs"
     (logs / "debug" / "plog").mkdir(parents=True)
     (logs / "debug" / "plog" / "plog-1_2.log").write_text(PLOG)
-    monkeypatch.setattr("ascend_doctor.run.stdin_is_terminal", lambda: True)
+    monkeypatch.setattr("ascend_doctor.cli.diagnose.stdin_is_terminal", lambda: True)
     result = run_cli("diagnose", env={"ASCEND_PROCESS_LOG_PATH": str(logs), "HOME": str(tmp_path)})
     assert f"scanning {logs}" in result.stderr
     assert result.exit_code == 1
 
 
 def test_a_dash_with_a_terminal_on_stdin_says_how_to_end_the_log(monkeypatch) -> None:
-    monkeypatch.setattr("ascend_doctor.run.stdin_is_terminal", lambda: True)
+    monkeypatch.setattr("ascend_doctor.cli.diagnose.stdin_is_terminal", lambda: True)
     result = run_cli("diagnose", "-", stdin=OOM)
     assert "paste it, then press Ctrl-D" in result.stderr
     assert result.exit_code == 1
 
 
 def test_no_path_and_no_log_places_is_a_clear_error(tmp_path: Path, monkeypatch) -> None:
-    monkeypatch.setattr("ascend_doctor.run.stdin_is_terminal", lambda: True)
-    monkeypatch.setattr("ascend_doctor.run.default_log_places", lambda: [])
+    monkeypatch.setattr("ascend_doctor.cli.diagnose.stdin_is_terminal", lambda: True)
+    monkeypatch.setattr("ascend_doctor.cli.diagnose.default_log_places", lambda: [])
     result = run_cli("diagnose", env={"HOME": str(tmp_path)})
     assert result.exit_code == 2
     assert "no log given" in result.stderr

@@ -9,8 +9,8 @@ import pytest
 from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 
-from ascend_doctor.literals import Literal, literal_sets
-from ascend_doctor.rulebase import load_rulebase
+from ascend_doctor.match.literals import Literal, literal_sets
+from ascend_doctor.rulebase.load import load_rulebase
 
 PATTERNS = sorted({pattern for rule in load_rulebase(use_cache=False).rules for pattern in rule.patterns})
 

@@ -6,10 +6,11 @@ from pathlib import Path
 
 import pytest
 
-from ascend_doctor import engine, parts, scanner
-from ascend_doctor.matcher import Matcher
-from ascend_doctor.rulebase import load_rulebase
-from ascend_doctor.sources import InputItem, expand
+from ascend_doctor import engine
+from ascend_doctor.match import parts, scanner
+from ascend_doctor.match.matcher import Matcher
+from ascend_doctor.read.sources import InputItem, expand
+from ascend_doctor.rulebase.load import load_rulebase
 
 READ = 64 * 1024
 

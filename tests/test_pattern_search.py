@@ -20,9 +20,9 @@ import regex
 from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 
-from ascend_doctor import pattern_search
-from ascend_doctor.pattern_search import RulePattern, alarm_clock
-from ascend_doctor.rulebase import load_rulebase
+from ascend_doctor.match import pattern_search
+from ascend_doctor.match.pattern_search import RulePattern, alarm_clock
+from ascend_doctor.rulebase.load import load_rulebase
 from tests.conftest import FIXTURES
 from tests.processes import run_watching_import
 
@@ -229,7 +229,7 @@ HOSTILE = "ShardError: " + "a" * 40 + "!"
 def test_a_pattern_re_cannot_finish_gets_regexs_answer() -> None:
     # In a process of its own, so that a broken time limit fails the test instead of hanging it.
     probe = (
-        "from ascend_doctor.pattern_search import RulePattern, alarm_clock\n"
+        "from ascend_doctor.match.pattern_search import RulePattern, alarm_clock\n"
         "nested = RulePattern(r'ShardError: (a+)+$')\n"  # `re` backtracks for ages; `regex` sees through it
         "with alarm_clock():\n"
         f"    print(nested.search({HOSTILE!r}, 5), nested.search('ShardError: aaa', 5).span())\n"

@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import pytest
 
-from ascend_doctor import prefilter
-from ascend_doctor.literals import Literal
-from ascend_doctor.matcher import Matcher
-from ascend_doctor.rulebase import load_rulebase
+from ascend_doctor.match import prefilter
+from ascend_doctor.match.literals import Literal
+from ascend_doctor.match.matcher import Matcher
+from ascend_doctor.rulebase.load import load_rulebase
 
 ENGINES = ["python", "hyperscan"] if prefilter.hyperscan_available() else ["python"]
 # The rule base's literals, and one made only of common bytes (as a user rule's may be), which

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from ascend_doctor.progress import SHOW_ABOVE_BYTES
+from ascend_doctor.read.progress import SHOW_ABOVE_BYTES
 from tests.processes import run_on_terminal
 
 pytestmark = pytest.mark.skipif(not hasattr(os, "openpty"), reason="needs a pseudo-terminal")

@@ -22,12 +22,12 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from ascend_doctor import selfcheck
-from ascend_doctor.matcher import Matcher
-from ascend_doctor.prefilter import hyperscan_available
+from ascend_doctor.match import selfcheck
+from ascend_doctor.match.matcher import Matcher
+from ascend_doctor.match.prefilter import hyperscan_available
+from ascend_doctor.match.scanner import StreamScanner
 from ascend_doctor.render import RENDERERS
-from ascend_doctor.rulebase import load_rulebase
-from ascend_doctor.scanner import StreamScanner
+from ascend_doctor.rulebase.load import load_rulebase
 from tests import processes
 from tests.conftest import run_cli
 from tests.test_user_rules import GOOD_RULE, rules_dir

@@ -6,9 +6,9 @@ from io import BytesIO
 
 import pytest
 
-from ascend_doctor.matcher import Matcher
-from ascend_doctor.rulebase import load_rulebase
-from ascend_doctor.scanner import StreamScanner
+from ascend_doctor.match.matcher import Matcher
+from ascend_doctor.match.scanner import StreamScanner
+from ascend_doctor.rulebase.load import load_rulebase
 
 RULES = load_rulebase(use_cache=False).rules
 MATCHER = Matcher(RULES, "python")

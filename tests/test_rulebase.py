@@ -8,9 +8,9 @@ from pathlib import Path
 import pytest
 import yaml
 
-from ascend_doctor.literals import required_literals
-from ascend_doctor.rulebase import load_rulebase
-from ascend_doctor.taxonomy import categories
+from ascend_doctor.match.literals import required_literals
+from ascend_doctor.rulebase.load import load_rulebase
+from ascend_doctor.rulebase.taxonomy import categories
 from tests.conftest import run_cli
 
 RULES = load_rulebase(use_cache=False).rules

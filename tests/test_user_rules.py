@@ -158,7 +158,7 @@ def test_rules_test_of_a_directory_runs_only_its_own_rules(tmp_path: Path) -> No
 
 
 def test_rules_test_of_the_bundled_directory_is_not_a_reuse_of_its_ids() -> None:
-    from ascend_doctor.rulebase import bundled_rules_dir
+    from ascend_doctor.rulebase.load import bundled_rules_dir
 
     result = run_cli("rules", "test", bundled_rules_dir())
     assert result.exit_code == 0, result.stderr
@@ -166,7 +166,7 @@ def test_rules_test_of_the_bundled_directory_is_not_a_reuse_of_its_ids() -> None
 
 
 def test_rules_test_of_one_bundled_rule_file_tests_that_file() -> None:
-    from ascend_doctor.rulebase import bundled_rules_dir
+    from ascend_doctor.rulebase.load import bundled_rules_dir
 
     result = run_cli("rules", "test", str(Path(bundled_rules_dir()) / "hccl.yaml"))
     assert result.exit_code == 0, result.stderr

@@ -15,7 +15,7 @@ import pytest
 
 from ascend_doctor import engine
 from ascend_doctor.errors import AscendDoctorError
-from ascend_doctor.workers import NoWorkers, RemoteTraceback, WorkerDied, run_tasks
+from ascend_doctor.read.workers import NoWorkers, RemoteTraceback, WorkerDied, run_tasks
 from tests.conftest import FIXTURES, diagnose_json
 from tests.processes import children
 
@@ -128,7 +128,7 @@ def test_big_tasks_and_results_do_not_block_each_other() -> None:
 import sys
 sys.path.insert(0, {str(Path(__file__).parent.parent)!r})
 from tests.test_workers import _echo, _init
-from ascend_doctor.workers import run_tasks
+from ascend_doctor.read.workers import run_tasks
 tasks = [str(n) * 150_000 for n in range(6)]
 print(sorted(run_tasks(_echo, tasks, 1, _init, (0,))) == sorted(task * 2 for task in tasks))
 """
@@ -205,7 +205,7 @@ import os, sys
 sys.path.insert(0, {str(Path(__file__).parent.parent)!r})
 from tests.processes import children
 from tests.test_workers import _init, _slow
-from ascend_doctor.workers import run_tasks
+from ascend_doctor.read.workers import run_tasks
 results = run_tasks(_slow, list(range(400)), 2, _init, (0,))
 next(results)
 print(*children(os.getpid()), flush=True)

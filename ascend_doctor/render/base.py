@@ -5,8 +5,8 @@ from __future__ import annotations
 import re
 from typing import Protocol, TextIO
 
-from ascend_doctor.events import rank_of_path
 from ascend_doctor.model import Finding, Report, Severity
+from ascend_doctor.read.events import rank_of_path
 
 # Categories whose verdict says the job did not fail on Ascend: said only when no other error was
 # found that is a cause (not a symptom or consequence of another finding).

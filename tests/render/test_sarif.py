@@ -12,7 +12,7 @@ import pytest
 
 from ascend_doctor.model import Evidence, InputRecord
 from ascend_doctor.render.sarif import artifact_uri
-from ascend_doctor.rulebase import load_rulebase
+from ascend_doctor.rulebase.load import load_rulebase
 from tests.conftest import run_cli
 from tests.render.sample import OOM, RULES, finding, render, sample_report
 

@@ -15,11 +15,12 @@ from collections.abc import Sequence
 from functools import cache
 from typing import Any, NamedTuple
 
-from ascend_doctor import literals, prefilter
-from ascend_doctor.literals import Literal, literal_sets
+from ascend_doctor.cache import read_cache, write_cache
+from ascend_doctor.match import literals, prefilter
+from ascend_doctor.match.literals import Literal, literal_sets
+from ascend_doctor.match.pattern_search import RulePattern
+from ascend_doctor.match.prefilter import WEIRD_TEXT, EveryLine, encodings_of, engine_name, make_prefilter
 from ascend_doctor.model import Rule
-from ascend_doctor.pattern_search import RulePattern
-from ascend_doctor.prefilter import WEIRD_TEXT, EveryLine, encodings_of, engine_name, make_prefilter
 
 PATTERN_TIMEOUT = 0.25
 MAX_TIMEOUTS = 5  # a pattern that runs out of time this often is not tried again in this run
@@ -152,16 +153,14 @@ class Matcher:
     """Matches clean text segments against the rules, trying only rules whose literal is present."""
 
     def __init__(self, rules: Sequence[Rule], engine: str = "auto", use_cache: bool = True) -> None:
-        from ascend_doctor import rulebase
-
         self.rules = tuple(rules)
         self._engine = engine  # resolved with the prefilter: a small log never imports hyperscan
         self._cache_key = _cache_key(self.rules) if use_cache else None
-        index = rulebase.read_cache("matcher", self._cache_key) if self._cache_key else None
+        index = read_cache("matcher", self._cache_key) if self._cache_key else None
         if not isinstance(index, LiteralIndex):
             index = build_index(self.rules)
             if self._cache_key:
-                rulebase.write_cache("matcher", self._cache_key, index)
+                write_cache("matcher", self._cache_key, index)
         self._index = index
         self._prefilter: Any = None
         self._gates: tuple[tuple[tuple[_Set, ...], ...] | None, ...] = ()
@@ -179,10 +178,8 @@ class Matcher:
         """The engine's prefilter and the gates of its lines, compiled (or loaded from their own
         cache, which a small log never reads) on first use."""
         if self._prefilter is None:
-            from ascend_doctor import rulebase
-
             key = self._cache_key
-            cached = rulebase.read_cache("prefilter", key) if key else None
+            cached = read_cache("prefilter", key) if key else None
             cached = cached if isinstance(cached, dict) else {}
             engine = engine_name(self._engine)
             prefilter = make_prefilter(self._index.literals, engine, not self.unfiltered, cached.get(engine))
@@ -195,7 +192,7 @@ class Matcher:
                 cached["gates"] = build_gates(self._index)
                 stale = True
             if key and stale:
-                rulebase.write_cache("prefilter", key, cached)
+                write_cache("prefilter", key, cached)
             self._gates = cached["gates"]
             self._prefilter = prefilter
         return self._prefilter

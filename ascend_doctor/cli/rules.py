@@ -11,14 +11,13 @@ import click
 from rich.console import Console
 from rich.text import Text
 
-from ascend_doctor.cli import cli
 from ascend_doctor.config import LANGUAGES, default_language
 from ascend_doctor.errors import ConfigError, ExitCode
-from ascend_doctor.knowledge import find_env_var
+from ascend_doctor.match.prefilter import require_engine
+from ascend_doctor.match.selfcheck import check_rules
 from ascend_doctor.model import Rule, plain
-from ascend_doctor.prefilter import require_engine
-from ascend_doctor.rulebase import bundled_rules_dir, load_rulebase, rule_files
-from ascend_doctor.selfcheck import check_rules
+from ascend_doctor.rulebase.knowledge import find_env_var
+from ascend_doctor.rulebase.load import bundled_rules_dir, load_rulebase, rule_files
 
 
 def rule_dict(rule: Rule) -> dict[str, Any]:
@@ -28,7 +27,7 @@ def rule_dict(rule: Rule) -> dict[str, Any]:
     return data
 
 
-@cli.group("rules")
+@click.group("rules")
 def rules_group() -> None:
     """Browse and test the rule base (bundled rules plus any --rules DIR).
 
@@ -45,7 +44,7 @@ def _known_category(ctx: click.Context, param: click.Parameter, value: str | Non
     when the option is given: this module is imported on every command line click parses."""
     if value is None:
         return None
-    from ascend_doctor.taxonomy import categories
+    from ascend_doctor.rulebase.taxonomy import categories
 
     return str(click.Choice(list(categories())).convert(value, param, ctx))
 

@@ -11,5 +11,5 @@ import yaml
 @lru_cache(maxsize=1)
 def categories() -> dict[str, str]:
     """Category id -> one-line meaning, in file order."""
-    text = resources.files("ascend_doctor").joinpath("taxonomy.yaml").read_text("utf-8")
+    text = resources.files("ascend_doctor.rulebase").joinpath("taxonomy.yaml").read_text("utf-8")
     return dict(yaml.safe_load(text)["categories"])

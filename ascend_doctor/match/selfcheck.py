@@ -7,10 +7,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from io import BytesIO
 
-from ascend_doctor.literals import common_literal, required_literals
-from ascend_doctor.matcher import PATTERN_TIMEOUT, Matcher
+from ascend_doctor.match.literals import common_literal, required_literals
+from ascend_doctor.match.matcher import PATTERN_TIMEOUT, Matcher
+from ascend_doctor.match.scanner import StreamScanner
 from ascend_doctor.model import Rule
-from ascend_doctor.scanner import StreamScanner
 
 SLOW_EXAMPLE_SECONDS = 0.01
 _clock = time.perf_counter

@@ -17,13 +17,13 @@ from ascend_doctor.errors import ExitCode
 def main() -> None:
     """Run a plain diagnosis directly, anything else through the click CLI."""
     try:
-        from ascend_doctor.quick_args import quick_request
+        from ascend_doctor.cli.quick_args import quick_request
 
         request = quick_request(sys.argv[1:], os.environ)
         if request is not None:
-            from ascend_doctor.run import run_guarded
+            from ascend_doctor.cli.diagnose import run_guarded
         else:
-            from ascend_doctor.cli import main as cli_main
+            from ascend_doctor.cli.app import main as cli_main
     except KeyboardInterrupt:
         sys.stderr.write("\nascend-doctor: interrupted\n")
         raise SystemExit(int(ExitCode.INTERRUPTED)) from None

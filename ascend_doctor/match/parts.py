@@ -14,8 +14,8 @@ from __future__ import annotations
 import io
 from typing import Any, BinaryIO, NamedTuple
 
-from ascend_doctor.scanner import CHUNK, CODES_MAX, LOOKBACK, MAX_CONTINUATION, context_start
-from ascend_doctor.sources import SNIFF, plain_text
+from ascend_doctor.match.scanner import CHUNK, CODES_MAX, LOOKBACK, MAX_CONTINUATION, context_start
+from ascend_doctor.read.sources import SNIFF, plain_text
 
 # A plain file at least twice this size is split into parts of about this size.
 PART_BYTES = 32 * 1024 * 1024

@@ -14,13 +14,12 @@ from rich.cells import cell_len
 from rich.console import Console
 from rich.text import Text
 
-from ascend_doctor.cli import cli
-from ascend_doctor.cli_rules import print_rule, rule_dict
+from ascend_doctor.cli.rules import print_rule, rule_dict
 from ascend_doctor.config import LANGUAGES, default_language
 from ascend_doctor.errors import ConfigError
-from ascend_doctor.knowledge import EnvVar, env_var_names, find_env_var
 from ascend_doctor.model import Rule, plain
-from ascend_doctor.rulebase import RuleBase, load_rulebase
+from ascend_doctor.rulebase.knowledge import EnvVar, env_var_names, find_env_var
+from ascend_doctor.rulebase.load import RuleBase, load_rulebase
 
 # What an error code looks like (EL0004, EZ9999, 507015, ERR02011): only such queries are looked
 # up in the rules' examples and patterns, so a plain word never matches half the rule base.
@@ -191,7 +190,7 @@ def _print_text(found: Explanation, lang: str) -> None:
         print_rule(rule, lang)
 
 
-@cli.command("explain")
+@click.command("explain")
 @click.argument("code")
 @click.option("--rules", "rules_dirs", multiple=True, metavar="DIR", help="Also load the rules in DIR.")
 @click.option("-f", "--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)

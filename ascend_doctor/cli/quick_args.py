@@ -14,11 +14,10 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 
+from ascend_doctor.cli.request import COMMANDS, ENGINES, FAIL_ON, MAX_JOBS, DiagnoseRequest
 from ascend_doctor.config import DIAGNOSE_ENVIRONMENT, LANGUAGES
 from ascend_doctor.render import RENDERERS
-from ascend_doctor.run import ENGINES, FAIL_ON, MAX_JOBS, DiagnoseRequest
 
-COMMANDS = ("diagnose", "explain", "rules")
 COMPLETION_ENVIRONMENT = "_ASCEND_DOCTOR_COMPLETE"  # set by shells asking click for completions
 
 

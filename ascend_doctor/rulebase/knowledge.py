@@ -40,7 +40,7 @@ def _env_var(entry: dict[str, Any]) -> EnvVar:
 @lru_cache(maxsize=1)
 def env_vars() -> dict[str, EnvVar]:
     """Name -> EnvVar, from the packaged knowledge/env_vars.yaml."""
-    path = resources.files("ascend_doctor").joinpath("knowledge", "env_vars.yaml")
+    path = resources.files("ascend_doctor.rulebase").joinpath("knowledge", "env_vars.yaml")
     entries = yaml.safe_load(path.read_text("utf-8"))["env_vars"]
     return {entry["name"]: _env_var(entry) for entry in entries}
 

@@ -2,25 +2,13 @@
 
 from __future__ import annotations
 
-import contextlib
 import os
-import pickle
-import sys
-import time
-import zlib
 from collections.abc import Iterable, Sequence
-from typing import Any, NamedTuple
+from typing import NamedTuple
 
-from ascend_doctor import __version__
+from ascend_doctor.cache import read_cache, write_cache
 from ascend_doctor.errors import RuleError
 from ascend_doctor.model import Rule
-
-# Bump when what is pickled changes shape; the package version is part of the key as well.
-CACHE_FORMAT = 4
-
-# Cache files kept per kind (rules, matcher, prefilter): rule sets, versions and Pythons in use.
-KEEP_PER_KIND = 8
-STALE_TEMPORARY_NS = 3600 * 10**9  # a write takes milliseconds: an hour-old temporary is abandoned
 
 RULE_SUFFIXES = (".yaml", ".yml")
 MAX_RULE_FILE = 4 * 1024 * 1024
@@ -44,10 +32,12 @@ class RuleBase(NamedTuple):
 
 
 def bundled_rules_dir() -> str:
-    """The rules shipped in the wheel, or `rules/` beside the package in a source checkout."""
-    package = os.path.dirname(os.path.realpath(__file__))
-    installed = os.path.join(package, "rules")
-    return installed if os.path.isdir(installed) else os.path.join(os.path.dirname(package), "rules")
+    """The rules shipped in the wheel (`ascend_doctor/rulebase/rules`), or `rules/` beside the
+    package in a source checkout."""
+    here = os.path.dirname(os.path.realpath(__file__))
+    installed = os.path.join(here, "rules")
+    checkout = os.path.dirname(os.path.dirname(here))
+    return installed if os.path.isdir(installed) else os.path.join(checkout, "rules")
 
 
 def rule_files(directory: str) -> list[str]:
@@ -68,8 +58,8 @@ def load_file(path: str) -> list[Rule]:
     """Parse and validate one rule file."""
     import yaml  # only when the cache misses: importing PyYAML costs start-up time
 
-    from ascend_doctor.schema import parse_rule
-    from ascend_doctor.yamlfile import error_line, load_yaml
+    from ascend_doctor.rulebase.schema import parse_rule
+    from ascend_doctor.rulebase.yamlfile import error_line, load_yaml
 
     label = str(path)
     try:
@@ -122,66 +112,6 @@ def _merge(files: Iterable[str]) -> RuleBase:
     return RuleBase(rules=tuple(rules), files=tuple(loaded))
 
 
-def cache_dir() -> str:
-    """Where compiled rules and matcher indexes are kept ($XDG_CACHE_HOME/ascend-doctor)."""
-    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    return os.path.join(base, "ascend-doctor")
-
-
-def read_cache(kind: str, key: str) -> Any:
-    """The object cached for `key` by this version of the tool and Python, or None."""
-    full = _full_key(key)
-    path = _cache_file(kind, full)
-    stored = _read_pickle(path)
-    if not (isinstance(stored, tuple) and len(stored) == 2 and stored[0] == full):
-        return None
-    with contextlib.suppress(OSError):  # a read-only cache is still read
-        os.utime(path)  # pruning keeps the files used last, not those written last
-    return stored[1]
-
-
-def write_cache(kind: str, key: str, value: Any) -> None:
-    """Cache `value` for `key`; a read-only home only costs start-up time."""
-    full = _full_key(key)
-    path = _cache_file(kind, full)
-    if _write_pickle(path, (full, value)):
-        _prune(kind, path)
-
-
-def _prune(kind: str, kept: str) -> None:
-    """Remove all but the KEEP_PER_KIND files of a kind used last, and never `kept`. Every edit of a
-    rule file, upgrade or new Python writes a new file (~400 KB for the rules); nothing else
-    would ever remove the old ones. Also the temporary files of writers killed mid-write."""
-    try:
-        with os.scandir(os.path.dirname(kept)) as entries:
-            found = [
-                (entry.stat().st_mtime_ns, entry.name, entry.path)
-                for entry in entries
-                if entry.name.startswith(f"{kind}-") and entry.path != kept
-            ]
-    except OSError:
-        return  # another process is pruning it, or the directory cannot be listed
-    cached = sorted((mtime, path) for mtime, name, path in found if name.endswith(".pickle"))
-    abandoned = time.time_ns() - STALE_TEMPORARY_NS
-    removed = [path for _mtime, path in cached[: max(0, len(cached) - KEEP_PER_KIND + 1)]]
-    removed += [path for mtime, name, path in found if name.endswith(".tmp") and mtime < abandoned]
-    for path in removed:
-        with contextlib.suppress(OSError):  # another process removed it first
-            os.unlink(path)
-
-
-def _full_key(key: str) -> str:
-    return f"{CACHE_FORMAT}|{__version__}|{sys.version}|{key}"
-
-
-def _cache_file(kind: str, full_key: str) -> str:
-    """The file for a key. Its name is a checksum, not a cryptographic hash (importing hashlib
-    costs every run ~4 ms): the whole key is stored with the value and compared on reading, so
-    two keys that share a name only miss the cache."""
-    data = full_key.encode("utf-8", "surrogatepass")
-    return os.path.join(cache_dir(), f"{kind}-{zlib.crc32(data):08x}{zlib.adler32(data):08x}.pickle")
-
-
 def _rule_files_key(files: Sequence[str]) -> str | None:
     """The rule files as they are now (None if one cannot be read: nothing is cached)."""
     parts = []
@@ -192,26 +122,6 @@ def _rule_files_key(files: Sequence[str]) -> str | None:
             return None
         parts.append(f"{os.path.realpath(path)}|{stat.st_mtime_ns}|{stat.st_size}")
     return "\x00".join(parts)
-
-
-def _read_pickle(path: str) -> Any:
-    try:
-        with open(path, "rb") as handle:
-            return pickle.load(handle)
-    except Exception:  # a missing, stale or corrupt cache is simply rebuilt
-        return None
-
-
-def _write_pickle(path: str, value: Any) -> bool:
-    try:
-        os.makedirs(os.path.dirname(path), exist_ok=True)
-        temporary = f"{os.path.splitext(path)[0]}.{os.getpid()}.tmp"
-        with open(temporary, "wb") as handle:
-            pickle.dump(value, handle, protocol=pickle.HIGHEST_PROTOCOL)
-        os.replace(temporary, path)
-    except OSError:
-        return False  # a read-only home only costs start-up time
-    return True
 
 
 def load_rulebase(

@@ -1,5 +1,5 @@
-"""The click command line: flags -> DiagnoseRequest -> run.run_diagnose -> exit code. Every
-command's failures go through run.failure_code. No diagnosis logic here."""
+"""The click command line: flags -> DiagnoseRequest -> diagnose.run_diagnose -> exit code. Every
+command's failures go through diagnose.failure_code. No diagnosis logic here."""
 
 from __future__ import annotations
 
@@ -10,18 +10,11 @@ from typing import Any
 import click
 
 from ascend_doctor import __version__
+from ascend_doctor.cli.diagnose import failure_code, run_diagnose
+from ascend_doctor.cli.request import DEFAULTS, ENGINES, FAIL_ON, MAX_JOBS, DiagnoseRequest
 from ascend_doctor.config import DIAGNOSE_ENVIRONMENT, LANGUAGES, stdin_is_terminal
+from ascend_doctor.read.sources import STDIN
 from ascend_doctor.render import RENDERERS
-from ascend_doctor.run import (
-    DEFAULTS,
-    ENGINES,
-    FAIL_ON,
-    MAX_JOBS,
-    DiagnoseRequest,
-    failure_code,
-    run_diagnose,
-)
-from ascend_doctor.sources import STDIN
 
 DEBUG_KEY = "ascend_doctor.debug"
 DIAGNOSE_EPILOG = """\b
@@ -158,9 +151,13 @@ def diagnose_command(**options: Any) -> None:
 
 
 def app() -> click.Group:
-    """The full command group; the other command groups attach themselves when imported."""
-    from ascend_doctor import cli_explain, cli_rules  # noqa: F401
+    """The full command group. The other commands are added here, not by importing this module
+    from theirs: commands depend on the group's module never, the group on theirs only here."""
+    from ascend_doctor.cli.explain import explain_command
+    from ascend_doctor.cli.rules import rules_group
 
+    cli.add_command(explain_command)
+    cli.add_command(rules_group)
     return cli
 
 

@@ -12,8 +12,9 @@ import stat
 import sys
 from collections.abc import Sequence
 from contextlib import nullcontext
-from typing import Any, NamedTuple, TextIO
+from typing import Any, TextIO
 
+from ascend_doctor.cli.request import COMMANDS, DiagnoseRequest
 from ascend_doctor.config import (
     cpu_count,
     default_language,
@@ -25,43 +26,27 @@ from ascend_doctor.config import (
 )
 from ascend_doctor.engine import ScanOptions, diagnose
 from ascend_doctor.errors import AscendDoctorError, ExitCode, InputError
+from ascend_doctor.match.prefilter import hyperscan_available, require_engine
 from ascend_doctor.model import Report
-from ascend_doctor.prefilter import hyperscan_available, require_engine
-from ascend_doctor.progress import byte_progress
+from ascend_doctor.read.progress import byte_progress
+from ascend_doctor.read.sources import (
+    EMPTY_STDIN,
+    SNIFF,
+    STDIN,
+    InputItem,
+    could_not_open,
+    expand,
+    report_reason,
+)
 from ascend_doctor.render import RENDERERS
 from ascend_doctor.render.base import printable
-from ascend_doctor.rulebase import RuleBase, load_rulebase
-from ascend_doctor.sources import EMPTY_STDIN, SNIFF, STDIN, InputItem, could_not_open, expand, report_reason
+from ascend_doctor.rulebase.load import RuleBase, load_rulebase
 
-FAIL_ON = ("error", "warning", "info", "never")
-ENGINES = ("auto", "python", "hyperscan")
-MAX_JOBS = 64
 MAX_SKIP_NOTICES = 20
 STEP_SUMMARY_LIMIT = 1024 * 1024  # GitHub drops a step's job summary above 1 MiB
 # Read by the pure-Python prefilter (~30 MB/s per core), this much took a few seconds that
 # hyperscan would have made a fraction of one: worth telling a user who did not pick an engine.
 FAST_ENGINE_HINT = 100_000_000
-
-
-class DiagnoseRequest(NamedTuple):
-    """What `diagnose` was asked to do; the defaults are the command's defaults."""
-
-    paths: tuple[str, ...] = ()
-    fmt: str = "text"
-    output: str = "-"
-    rules_dirs: tuple[str, ...] = ()
-    lang: str | None = None
-    fail_on: str = "error"
-    exit_zero: bool = False
-    color: bool | None = None
-    stdin_name: str = "<stdin>"
-    engine: str = "auto"
-    jobs: int | None = None
-    no_cache: bool = False
-    debug: bool = False
-
-
-DEFAULTS = DiagnoseRequest()
 
 
 def say(message: str) -> None:
@@ -206,8 +191,6 @@ def _suggest_a_command(paths: Sequence[str], report: Report) -> None:
     if not paths or paths[0] not in missing:
         return
     from difflib import get_close_matches
-
-    from ascend_doctor.quick_args import COMMANDS
 
     for command in get_close_matches(paths[0], COMMANDS, n=1):
         say(

@@ -15,7 +15,7 @@ from collections.abc import Iterator, Sequence
 from typing import Any, Optional
 
 from ascend_doctor.errors import ConfigError
-from ascend_doctor.literals import Literal
+from ascend_doctor.match.literals import Literal
 
 # Bytes after which the clean text of a line may hold a literal that its raw bytes do not: ESC
 # (a partly stripped colour code), a BOM (removed from the middle of a line), `{` (a JSON record

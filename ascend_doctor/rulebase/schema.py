@@ -8,7 +8,7 @@ import regex
 
 from ascend_doctor.errors import RuleError
 from ascend_doctor.model import Confidence, EnvRemedy, Examples, Kind, Rule, Severity, Text
-from ascend_doctor.taxonomy import categories
+from ascend_doctor.rulebase.taxonomy import categories
 
 REQUIRED_KEYS = ("id", "category", "severity", "title", "cause", "fix", "patterns", "examples")
 OPTIONAL_KEYS = ("confidence", "kind", "env", "codes", "sources", "aliases")
@@ -80,7 +80,7 @@ class _Checker:
             raise self.fail(f"id {rule_id!r} must look like 'area.kebab-slug' (lowercase)")
         category = self.raw["category"]
         if not isinstance(category, str) or category not in categories():
-            raise self.fail(f"unknown category {category!r} (see ascend_doctor/taxonomy.yaml)")
+            raise self.fail(f"unknown category {category!r} (see ascend_doctor/rulebase/taxonomy.yaml)")
         return rule_id, category
 
     def patterns(self) -> tuple[str, ...]:

@@ -15,9 +15,10 @@ import mmap
 from collections.abc import Callable
 from typing import BinaryIO, Union
 
-from ascend_doctor import events, prefilter
-from ascend_doctor.matcher import Matcher
+from ascend_doctor.match import prefilter
+from ascend_doctor.match.matcher import Matcher
 from ascend_doctor.model import Evidence, Match
+from ascend_doctor.read import events
 
 Buffer = Union[bytes, mmap.mmap]
 
