@@ -21,6 +21,7 @@ DIAGNOSE_EPILOG = """\b
 Examples:
   ascend-doctor diagnose train.log
   python train.py 2>&1 | ascend-doctor -
+  set -o pipefail; python train.py 2>&1 | ascend-doctor - --tee   # the log shown as it comes
   ascend-doctor diagnose logs/ ~/ascend/log/debug/plog --format json -o report.json
   ascend-doctor diagnose train.log --format sarif -o ascend.sarif --exit-zero   # for CI upload
   ascend-doctor diagnose            # no path: the CANN log places ($ASCEND_PROCESS_LOG_PATH,
@@ -141,6 +142,12 @@ def cli() -> None:
     default=None,
     help="Worker processes for many files, or for a log over 64 MB scanned in parts (default: CPU count; "
     "one where the system cannot fork).",
+)
+@click.option(
+    "--tee",
+    is_flag=True,
+    help="Copy the log read from stdin ('-') to stdout as it arrives, unchanged; the report goes to "
+    "stderr (or -o FILE).",
 )
 @click.option("--no-cache", is_flag=True, help="Do not use the compiled rule cache.")
 @click.option("--debug", is_flag=True, help="Show tracebacks for internal errors.")

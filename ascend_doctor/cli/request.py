@@ -31,6 +31,7 @@ class DiagnoseRequest(NamedTuple):
     jobs: int | None = None
     no_cache: bool = False
     debug: bool = False
+    tee: bool = False
 
 
 DEFAULTS = DiagnoseRequest()
