@@ -72,6 +72,7 @@ def cli() -> None:
     \b
     Examples:
       ascend-doctor diagnose train.log
+      ascend-doctor run -- torchrun --nproc-per-node 8 train.py
       python train.py 2>&1 | ascend-doctor -
       ascend-doctor explain EL0004
       ascend-doctor rules list
@@ -162,9 +163,11 @@ def app() -> click.Group:
     from theirs: commands depend on the group's module never, the group on theirs only here."""
     from ascend_doctor.cli.explain import explain_command
     from ascend_doctor.cli.rules import rules_group
+    from ascend_doctor.cli.run import run_command
 
     cli.add_command(explain_command)
     cli.add_command(rules_group)
+    cli.add_command(run_command)
     return cli
 
 
@@ -173,6 +176,6 @@ def main(argv: Sequence[str] | None = None) -> None:
     args = list(sys.argv[1:] if argv is None else argv)
     # A diagnosis needs none of the other command groups: importing them (YAML, the knowledge
     # base, regex) costs ~30 ms of start-up on every run.
-    other = args[:1] in (["explain"], ["rules"]) or {"-h", "--help", "--version"} & set(args)
+    other = args[:1] in (["explain"], ["rules"], ["run"]) or {"-h", "--help", "--version"} & set(args)
     quick = bool(args) and not other
     (cli if quick else app()).main(args=args, prog_name="ascend-doctor")

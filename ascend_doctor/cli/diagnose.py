@@ -124,7 +124,7 @@ def run_diagnose(request: DiagnoseRequest) -> int:
         tee.drain()
     _suggest_a_command(request.paths, report)
     _require_something_read(report, implicit_stdin=not request.paths)
-    _notify_inputs(report)
+    notify_inputs(report)
     _suggest_fast_engine(report, request.engine)
     code = _exit_code(report, request.fail_on, request.exit_zero, _unreadable_named(report, request.paths))
     write_report(report, request, rulebase, sys.stderr if tee is not None else sys.stdout)
@@ -174,7 +174,7 @@ def _unreadable_named(report: Report, paths: Sequence[str]) -> bool:
     )
 
 
-def _notify_inputs(report: Report) -> None:
+def notify_inputs(report: Report) -> None:
     """Say on stderr what was skipped and what was noted."""
     skipped = [record for record in report.inputs if record.skipped]
     for record in skipped[:MAX_SKIP_NOTICES]:
@@ -232,7 +232,7 @@ def _require_something_read(report: Report, implicit_stdin: bool) -> None:
                 "or '-' with a pipe"
             )
         raise InputError(f"cannot read {record.path}: {record.reason}")
-    _notify_inputs(report)
+    notify_inputs(report)
     raise InputError(f"nothing to read: all {len(report.inputs)} input(s) were skipped")
 
 
