@@ -198,9 +198,7 @@ def _tell(request: RunRequest, report: Report, returncode: int, left_open: bool,
     diagnosis = request.diagnosis
     name = _shown_command(request.command)
     if left_open:
-        say(
-            f"ascend-doctor: note: {name} ended but a process it started kept its output open: stopped reading"
-        )
+        say(f"ascend-doctor: note: {name} ended, but a process it started held its output open: not read")
     plogs = [record for record in report.inputs[1:] if not record.skipped]
     found = any(finding.rule.severity.fails(diagnosis.fail_on) for finding in report.findings)
     if returncode == 0 and not found and diagnosis.output == "-" and diagnosis.fmt == "text":
