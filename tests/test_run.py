@@ -179,7 +179,7 @@ def test_ctrl_c_ends_the_job_and_the_report_of_what_it_printed_is_written(plog_d
     assert doctor.stdout is not None
     _until_line(doctor.stdout, b"ready")
     doctor.send_signal(signal.SIGINT)  # what a terminal's Ctrl-C does to the foreground job: `run`
-    out, err = doctor.communicate(timeout=60)
+    _out, err = doctor.communicate(timeout=60)
     assert doctor.returncode == 130
     assert b"KeyboardInterrupt" in err  # the job's own dying words passed through
     assert b"was killed by SIGINT (exit 130)" in err
