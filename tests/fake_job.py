@@ -3,6 +3,7 @@
 Each argument is one step, done in order:
   out:TEXT    print TEXT and a line end on stdout, flushed      err:TEXT  the same on stderr
   raw:HEX     write these bytes to stdout (no line end added)   cat:PATH  copy a file to stdout
+  yes:TEXT    print TEXT on stdout for ever (until a write fails)
   gate:PATH   wait until PATH exists (the test opens the gate once it has seen what came before)
   plog:DIR    write a CANN plog with an EL0004 error under DIR/debug/plog/
   spawn:PATH  start a grandchild in the same process group that writes its pid to PATH and sleeps
@@ -65,6 +66,9 @@ def main(steps: list[str]) -> None:
                 while chunk := handle.read(65536):
                     sys.stdout.buffer.write(chunk)
             sys.stdout.flush()
+        elif verb == "yes":
+            while True:
+                os.write(1, value.encode() + b"\n")
         elif verb == "gate":
             _gate(value)
         elif verb == "plog":

@@ -85,6 +85,16 @@ def test_each_stream_is_passed_through_exactly_and_live(plog_dir: Path, tmp_path
     assert doctor.returncode == 0
 
 
+def test_when_our_stdout_is_closed_the_job_sees_a_closed_pipe_as_it_would_in_one(plog_dir: Path) -> None:
+    doctor = start(["run", "--", *JOB, "yes:loss 2.5"])  # `ascend-doctor run -- yes | head -1`
+    assert doctor.stdout is not None and doctor.stderr is not None
+    assert doctor.stdout.readline() == b"loss 2.5\n"
+    doctor.stdout.close()
+    err = doctor.stderr.read()
+    assert doctor.wait(timeout=60) == 1  # the job's own status: Python exits 1 on a broken pipe
+    assert b"BrokenPipeError" in err and b"exited with 1" in err
+
+
 def test_the_scan_gets_whole_lines_when_the_streams_interleave(plog_dir: Path, tmp_path: Path) -> None:
     log = tmp_path / "job.log.gz"
     done = run(

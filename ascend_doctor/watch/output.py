@@ -81,6 +81,8 @@ class ChildOutput(io.RawIOBase):
             number, copy, _pipe = self._streams[fd]
             copy.write(data)
             self._hold(number, data)
+            if copy.closed:  # nobody reads ours any more: the job learns it as in a pipe (EPIPE)
+                self._close(fd)
 
     def _close(self, fd: int) -> None:
         self._selector.unregister(fd)

@@ -15,9 +15,9 @@ READ_SIZE = 64 * 1024
 
 
 class PassThrough:
-    """Copies bytes to a file descriptor, whole and unchanged. Once the reader has gone (a closed
-    pipe: `ascend-doctor run -- job | head`) the rest is dropped rather than stopping the job, and
-    `closed` says so."""
+    """Copies bytes to a file descriptor, whole and unchanged. Once that cannot be done (the reader
+    of a pipe has gone: `ascend-doctor run -- job | head`) `closed` says so, and the rest is
+    dropped."""
 
     def __init__(self, fd: int) -> None:
         self.fd = fd
