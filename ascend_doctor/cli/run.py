@@ -151,7 +151,7 @@ def _watch(request: RunRequest, rulebase: RuleBase, options: ScanOptions) -> tup
     started = time.time()
     with ExitStack() as stack:
         log = stack.enter_context(_opened_log(request.log)) if request.log else None
-        process, _received = stack.enter_context(watched(request.command))
+        process, _ = stack.enter_context(watched(request.command))
         output = ChildOutput(process, PassThrough(1), PassThrough(2), log)
 
         def plogs() -> list[str]:

@@ -39,12 +39,15 @@ def start(command: Sequence[str]) -> subprocess.Popen[bytes]:
 def watched(command: Sequence[str]) -> Iterator[tuple[subprocess.Popen[bytes], list[int]]]:
     """The started command, and the FORWARDED signals received so far. While inside, those signals
     go to the command's process group instead of ending us: we read on until it ends, so the report
-    covers what it printed while dying. One that came while it was being started follows it."""
+    covers what it printed while dying. One that came while it was being started follows it; one
+    that comes once it has ended (its plogs being read) interrupts us."""
     received: list[int] = []
     started: list[subprocess.Popen[bytes]] = []
 
     def forward(signum: int, _frame: Any) -> None:
         received.append(signum)
+        if started and started[0].returncode is not None:
+            raise KeyboardInterrupt
         if started:
             _signal_group(started[0].pid, signum)
 
