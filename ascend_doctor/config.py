@@ -34,6 +34,19 @@ def default_log_places(environ: Mapping[str, str] | None = None) -> list[str]:
     return [place for place in unique if os.path.isdir(place)]
 
 
+DRIVER_LOG_PLACE = "/var/log/npu/slog"  # the driver's, shared by every job on the host
+
+
+def job_log_places(environ: Mapping[str, str] | None = None) -> list[str]:
+    """Where a job's own CANN logs go: `$ASCEND_PROCESS_LOG_PATH` when set, else the CANN log
+    places but the driver's (which other jobs on the host write to as well)."""
+    env = os.environ if environ is None else environ
+    chosen = env.get("ASCEND_PROCESS_LOG_PATH")
+    if chosen:
+        return [chosen] if os.path.isdir(chosen) else []
+    return [place for place in default_log_places(env) if place != DRIVER_LOG_PLACE]
+
+
 def no_color_requested(environ: Mapping[str, str] | None = None) -> bool:
     """NO_COLOR set to anything non-empty turns colour off (https://no-color.org)."""
     env = os.environ if environ is None else environ

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any, BinaryIO, NamedTuple, Optional
 
 from ascend_doctor import __version__
@@ -236,6 +236,12 @@ def _one_per_message(matches: list[Match]) -> list[Match]:
     return [m for m in matches if m.wrap >= 0 or (m.input_index, m.rule_id, m.evidence.line) not in wrapped]
 
 
+def _then(items: Sequence[InputItem], later: Callable[[], Sequence[str]] | None) -> Iterator[InputItem]:
+    yield from items
+    if later is not None:
+        yield from expand(later())
+
+
 def diagnose(
     paths: Sequence[str],
     rulebase: RuleBase,
@@ -244,9 +250,12 @@ def diagnose(
     stdin: BinaryIO | None = None,
     progress: Progress | None = None,
     items: Sequence[InputItem] | None = None,
+    later: Callable[[], Sequence[str]] | None = None,
 ) -> Report:
     """Scan every input with every rule and rank what was found. `items`: `paths` already
-    expanded by the caller (the walk of a big tree is not done twice)."""
+    expanded by the caller (the walk of a big tree is not done twice). `later`: more paths, asked
+    for once the inputs are read (the plogs a job wrote while its output on `stdin` was scanned);
+    it makes the scan one process's."""
     options = options or ScanOptions()
     items = expand(paths) if items is None else items
     if progress is not None:
@@ -255,7 +264,7 @@ def diagnose(
     matches: list[Match] = []
     timeouts: dict[str, int] = {}
     warnings: list[str] = []
-    jobs = _parallel_jobs(items, options)
+    jobs = None if later is not None else _parallel_jobs(items, options)
     scanned = None
     if jobs:
         from ascend_doctor.read.workers import NoWorkers
@@ -269,7 +278,7 @@ def diagnose(
     else:
         matcher = Matcher(rulebase.rules, options.engine, use_cache=getattr(rulebase, "use_cache", True))
         with alarm_clock():
-            for index, item in enumerate(items):
+            for index, item in enumerate(_then(items, later)):
                 label = options.stdin_name if item.is_stdin else item.label
                 record, found = _scan_item(matcher, item, index, label, stdin, progress)
                 records.append(record)

@@ -11,6 +11,8 @@ class ExitCode(IntEnum):
     CLEAN = 0
     FOUND = 1
     ERROR = 2
+    COMMAND_NOT_EXECUTABLE = 126  # `run`: as a shell says it
+    COMMAND_NOT_FOUND = 127
     INTERRUPTED = 130
 
 
@@ -38,3 +40,11 @@ class RuleError(AscendDoctorError):
 
 class InputError(AscendDoctorError):
     """An input that cannot be diagnosed at all (for example every path is missing)."""
+
+
+class CommandError(AscendDoctorError):
+    """`run` could not start its command: not found (127) or not executable (126), as in a shell."""
+
+    def __init__(self, message: str, exit_code: ExitCode) -> None:
+        super().__init__(message)
+        self.exit_code = exit_code

@@ -115,7 +115,7 @@ PIECES = [
     ["--engine", "python"], ["--engine=hyperscan"], ["--engine", "Python"],
     ["--jobs", "2"], ["-j", "64"], ["--jobs=007"], ["--jobs", "0"], ["--jobs", "65"],
     ["-j", "\u0663"], ["--jobs", " 2"], ["-j2"], ["--jobs", "2" * 5000],
-    ["--exit-zero"], ["--exit-zero=1"], ["--color"], ["--no-color"], ["--no-cache"], ["--debug"],
+    ["--exit-zero"], ["--exit-zero=1"], ["--color"], ["--no-color"], ["--no-cache"], ["--debug"], ["--tee"],
     ["--"], ["--help"], ["-h"], ["--version"], ["-fjson"], ["--out", "x"], ["explain"], ["rules"],
 ]  # fmt: skip
 

@@ -16,9 +16,10 @@ MAY_IMPORT: dict[str, set[str]] = {
     "read": {"spine"},
     "rulebase": {"spine"},
     "match": {"spine", "read"},
+    "watch": {"spine", "read"},  # a job's output passed through while it is read
     "engine": {"spine", "read", "rulebase", "match"},  # engine, ranking
     "render": {"spine", "read", "rulebase", "match", "engine"},
-    "cli": {"spine", "read", "rulebase", "match", "engine", "render"},
+    "cli": {"spine", "read", "rulebase", "match", "engine", "render", "watch"},
     "main": {"spine", "cli"},  # __main__
 }
 TOP = {"engine": "engine", "ranking": "engine", "__main__": "main"}

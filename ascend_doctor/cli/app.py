@@ -21,6 +21,7 @@ DIAGNOSE_EPILOG = """\b
 Examples:
   ascend-doctor diagnose train.log
   python train.py 2>&1 | ascend-doctor -
+  set -o pipefail; python train.py 2>&1 | ascend-doctor - --tee   # the log shown as it comes
   ascend-doctor diagnose logs/ ~/ascend/log/debug/plog --format json -o report.json
   ascend-doctor diagnose train.log --format sarif -o ascend.sarif --exit-zero   # for CI upload
   ascend-doctor diagnose            # no path: the CANN log places ($ASCEND_PROCESS_LOG_PATH,
@@ -71,6 +72,7 @@ def cli() -> None:
     \b
     Examples:
       ascend-doctor diagnose train.log
+      ascend-doctor run -- torchrun --nproc-per-node 8 train.py
       python train.py 2>&1 | ascend-doctor -
       ascend-doctor explain EL0004
       ascend-doctor rules list
@@ -142,6 +144,12 @@ def cli() -> None:
     help="Worker processes for many files, or for a log over 64 MB scanned in parts (default: CPU count; "
     "one where the system cannot fork).",
 )
+@click.option(
+    "--tee",
+    is_flag=True,
+    help="Copy the log read from stdin ('-') to stdout as it arrives, unchanged; the report goes to "
+    "stderr (or -o FILE).",
+)
 @click.option("--no-cache", is_flag=True, help="Do not use the compiled rule cache.")
 @click.option("--debug", is_flag=True, help="Show tracebacks for internal errors.")
 def diagnose_command(**options: Any) -> None:
@@ -155,9 +163,11 @@ def app() -> click.Group:
     from theirs: commands depend on the group's module never, the group on theirs only here."""
     from ascend_doctor.cli.explain import explain_command
     from ascend_doctor.cli.rules import rules_group
+    from ascend_doctor.cli.run import run_command
 
     cli.add_command(explain_command)
     cli.add_command(rules_group)
+    cli.add_command(run_command)
     return cli
 
 
@@ -166,6 +176,6 @@ def main(argv: Sequence[str] | None = None) -> None:
     args = list(sys.argv[1:] if argv is None else argv)
     # A diagnosis needs none of the other command groups: importing them (YAML, the knowledge
     # base, regex) costs ~30 ms of start-up on every run.
-    other = args[:1] in (["explain"], ["rules"]) or {"-h", "--help", "--version"} & set(args)
+    other = args[:1] in (["explain"], ["rules"], ["run"]) or {"-h", "--help", "--version"} & set(args)
     quick = bool(args) and not other
     (cli if quick else app()).main(args=args, prog_name="ascend-doctor")

@@ -25,7 +25,7 @@ from ascend_doctor.config import (
     stdin_is_terminal,
 )
 from ascend_doctor.engine import ScanOptions, diagnose
-from ascend_doctor.errors import AscendDoctorError, ExitCode, InputError
+from ascend_doctor.errors import AscendDoctorError, ConfigError, ExitCode, InputError
 from ascend_doctor.match.prefilter import hyperscan_available, require_engine
 from ascend_doctor.model import Report
 from ascend_doctor.read.progress import byte_progress
@@ -41,6 +41,7 @@ from ascend_doctor.read.sources import (
 from ascend_doctor.render import RENDERERS
 from ascend_doctor.render.base import printable
 from ascend_doctor.rulebase.load import RuleBase, load_rulebase
+from ascend_doctor.watch.passthrough import PassThrough, TeeInput
 
 MAX_SKIP_NOTICES = 20
 STEP_SUMMARY_LIMIT = 1024 * 1024  # GitHub drops a step's job summary above 1 MiB
@@ -108,30 +109,49 @@ def run_diagnose(request: DiagnoseRequest) -> int:
     _check_output(request.output, items)
     if STDIN in targets and stdin_is_terminal():
         say("ascend-doctor: reading the log from the terminal: paste it, then press Ctrl-D")
-    color = request.color
-    if color is None and no_color_requested():
-        color = False
+    tee = _tee_input(targets) if request.tee else None
     options = ScanOptions(
         engine=request.engine,
         jobs=request.jobs or cpu_count(),
         stdin_name=request.stdin_name,
         lang=request.lang or default_language(),
     )
-    with byte_progress() as progress:
-        stdin = sys.stdin.buffer if sys.stdin is not None else None
+    # With --tee, stdout carries the log: a progress bar would be drawn into it.
+    with byte_progress() if tee is None else nullcontext() as progress:
+        stdin = tee or (sys.stdin.buffer if sys.stdin is not None else None)
         report = diagnose(targets, rulebase, options, stdin=stdin, progress=progress, items=items)
+    if tee is not None:
+        tee.drain()
     _suggest_a_command(request.paths, report)
     _require_something_read(report, implicit_stdin=not request.paths)
-    _notify_inputs(report)
+    notify_inputs(report)
     _suggest_fast_engine(report, request.engine)
     code = _exit_code(report, request.fail_on, request.exit_zero, _unreadable_named(report, request.paths))
+    write_report(report, request, rulebase, sys.stderr if tee is not None else sys.stdout)
+    return int(code)
+
+
+def write_report(report: Report, request: DiagnoseRequest, rulebase: RuleBase, screen: TextIO | None) -> None:
+    """Write the report where `request` says (`-o -` meaning `screen`: stdout, or stderr when stdout
+    carries the log), and under GitHub Actions the text report's annotations and job summary."""
+    color = request.color
+    if color is None and no_color_requested():
+        color = False
     try:
-        _write(report, request, color, rulebase)
+        _write(report, request, color, rulebase, screen)
         if request.fmt == "text" and in_github_actions():
             _annotate_github_job(report)
     except BrokenPipeError:
         silence_stdout()
-    return int(code)
+
+
+def _tee_input(targets: Sequence[str]) -> TeeInput:
+    """Standard input, copied to stdout as it is read."""
+    if STDIN not in targets:
+        raise ConfigError("--tee copies standard input to standard output: read it with '-'")
+    if sys.stdout is not None:
+        sys.stdout.flush()
+    return TeeInput(sys.stdin.fileno(), PassThrough(sys.stdout.fileno()))
 
 
 def _exit_code(report: Report, fail_on: str, exit_zero: bool, unreadable: bool) -> ExitCode:
@@ -154,7 +174,7 @@ def _unreadable_named(report: Report, paths: Sequence[str]) -> bool:
     )
 
 
-def _notify_inputs(report: Report) -> None:
+def notify_inputs(report: Report) -> None:
     """Say on stderr what was skipped and what was noted."""
     skipped = [record for record in report.inputs if record.skipped]
     for record in skipped[:MAX_SKIP_NOTICES]:
@@ -212,7 +232,7 @@ def _require_something_read(report: Report, implicit_stdin: bool) -> None:
                 "or '-' with a pipe"
             )
         raise InputError(f"cannot read {record.path}: {record.reason}")
-    _notify_inputs(report)
+    notify_inputs(report)
     raise InputError(f"nothing to read: all {len(report.inputs)} input(s) were skipped")
 
 
@@ -258,13 +278,15 @@ def _resolve_paths(paths: Sequence[str]) -> list[str]:
     return places
 
 
-def _write(report: Report, request: DiagnoseRequest, color: bool | None, rulebase: RuleBase) -> None:
-    to_stdout = request.output == "-"
+def _write(
+    report: Report, request: DiagnoseRequest, color: bool | None, rulebase: RuleBase, screen: TextIO | None
+) -> None:
+    to_screen = request.output == "-"
     if color is None:  # colour for a terminal only; --color also into a pipe or a file
-        color = to_stdout and sys.stdout is not None and sys.stdout.isatty()
+        color = to_screen and screen is not None and screen.isatty()
     renderer = _renderer(request.fmt, color, request.fail_on, rulebase)
-    if to_stdout:
-        _write_stdout(renderer, report)
+    if to_screen:
+        _write_screen(renderer, report, screen)
         return
     try:
         with open(request.output, "w", encoding="utf-8") as handle:
@@ -273,10 +295,10 @@ def _write(report: Report, request: DiagnoseRequest, color: bool | None, rulebas
         raise InputError(f"cannot write {request.output}: {exc.strerror or exc}") from None
 
 
-def _write_stdout(renderer: Any, report: Report) -> None:
-    stream: TextIO | None = sys.stdout
+def _write_screen(renderer: Any, report: Report, stream: TextIO | None) -> None:
+    name = "standard error" if stream is not None and stream is sys.stderr else "standard output"
     if stream is None:
-        raise InputError("cannot write the report: standard output is closed (use -o FILE)")
+        raise InputError(f"cannot write the report: {name} is closed (use -o FILE)")
     # In Actions the text report is the job log: a path, or a log line wrapped at the terminal
     # width, could start a line with `::` and run as a workflow command.
     actions_log = renderer.name == "text" and in_github_actions()
@@ -288,7 +310,7 @@ def _write_stdout(renderer: Any, report: Report) -> None:
         raise
     except OSError as exc:  # a full disk, or a device that refuses writes
         silence_stdout()
-        raise InputError(f"cannot write the report to standard output: {exc.strerror or exc}") from None
+        raise InputError(f"cannot write the report to {name}: {exc.strerror or exc}") from None
 
 
 def _commands_stopped(stream: TextIO) -> Any:

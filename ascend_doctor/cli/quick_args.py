@@ -55,6 +55,7 @@ FLAGS: dict[str, tuple[str, bool]] = {
     "--no-color": ("color", False),
     "--no-cache": ("no_cache", True),
     "--debug": ("debug", True),
+    "--tee": ("tee", True),
 }
 
 
