@@ -5,7 +5,6 @@ site-packages, and the environment variables of a sourced set_env.sh (or not).""
 from __future__ import annotations
 
 import json
-import os
 import stat
 import sys
 from pathlib import Path
@@ -123,7 +122,9 @@ class FakeMachine:
         text = (SMI / f"npu-smi-{sample}.txt").read_text("utf-8")
         (self.bin / "npu-smi.out").write_text(text)
         failing = "no-device" in sample
-        _executable(self.bin / "npu-smi", f"#!/bin/sh\ncat '{self.bin}/npu-smi.out'\nexit {1 if failing else 0}\n")
+        _executable(
+            self.bin / "npu-smi", f"#!/bin/sh\ncat '{self.bin}/npu-smi.out'\nexit {1 if failing else 0}\n"
+        )
 
     def dev_nodes(self, cards: int) -> None:
         dev = self.root / "dev"

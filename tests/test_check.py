@@ -150,7 +150,8 @@ def test_npu_smi_without_devices_is_an_error(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize(
-    ("value", "status"), [("0,1", Status.OK), ("0,5", Status.ERROR), ("0,x", Status.ERROR), ("1,0", Status.WARNING)]
+    ("value", "status"),
+    [("0,1", Status.OK), ("0,5", Status.ERROR), ("0,x", Status.ERROR), ("1,0", Status.WARNING)],
 )
 def test_visible_devices_against_the_devices_present(tmp_path: Path, value: str, status: Status) -> None:
     fake = healthy(tmp_path)  # two chips
@@ -214,7 +215,9 @@ def test_aarch64_with_a_bundled_libgomp_wants_it_preloaded(tmp_path: Path) -> No
     fake.python()
     result = results(run_checks(fake.machine()))["env.libgomp"]
     assert result.status is Status.WARNING
-    assert result.env[0].name == "LD_PRELOAD" and result.env[0].value == str(libs / "libgomp-d22c30c5.so.1.0.0")
+    assert result.env[0].name == "LD_PRELOAD" and result.env[0].value == str(
+        libs / "libgomp-d22c30c5.so.1.0.0"
+    )
     fake.environ["LD_PRELOAD"] = result.env[0].value
     assert results(run_checks(fake.machine()))["env.libgomp"].status is Status.OK
 
@@ -251,7 +254,11 @@ def test_deep_probe_that_passes(tmp_path: Path) -> None:
 def test_deep_probe_killed_at_its_time_limit(tmp_path: Path) -> None:
     fake = healthy(tmp_path)
     fake.python()
-    script = (fake.bin / "python3").read_text().replace("if 'torch_npu' in code:\n", "if 'torch_npu' in code:\n    import time; time.sleep(30)\n")
+    script = (
+        (fake.bin / "python3")
+        .read_text()
+        .replace("if 'torch_npu' in code:\n", "if 'torch_npu' in code:\n    import time; time.sleep(30)\n")
+    )
     (fake.bin / "python3").write_text(script)
     report = run_checks(fake.machine(), deep=True, probe_timeout=1)
     probe = results(report)["deep.probe"]

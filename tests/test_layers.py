@@ -17,8 +17,9 @@ MAY_IMPORT: dict[str, set[str]] = {
     "rulebase": {"spine"},
     "match": {"spine", "read"},
     "engine": {"spine", "read", "rulebase", "match"},  # engine, ranking
-    "render": {"spine", "read", "rulebase", "match", "engine"},
-    "cli": {"spine", "read", "rulebase", "match", "engine", "render"},
+    "check": {"spine", "rulebase", "engine"},  # `check`: the machine; --deep hands its probe to the engine
+    "render": {"spine", "read", "rulebase", "match", "engine", "check"},
+    "cli": {"spine", "read", "rulebase", "match", "engine", "check", "render"},
     "main": {"spine", "cli"},  # __main__
 }
 TOP = {"engine": "engine", "ranking": "engine", "__main__": "main"}

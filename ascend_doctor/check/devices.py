@@ -31,15 +31,24 @@ def read_npu_smi(machine: Machine) -> tuple[NpuSmi | None, CheckResult]:
             Status.ERROR,
             Text("npu-smi not found", "未找到 npu-smi"),
             "no npu-smi on PATH",
-            Text("npu-smi comes with the NPU driver; without it no device can be seen.", "npu-smi 随 NPU 驱动安装；没有它就看不到设备。"),
             Text(
-                "Install the NPU driver; in a container, mount /usr/local/bin/npu-smi and /usr/local/Ascend/driver.",
+                "npu-smi comes with the NPU driver; without it no device can be seen.",
+                "npu-smi 随 NPU 驱动安装；没有它就看不到设备。",
+            ),
+            Text(
+                "Install the NPU driver; in a container, mount /usr/local/bin/npu-smi and "
+                "/usr/local/Ascend/driver.",
                 "安装 NPU 驱动；容器中请挂载 /usr/local/bin/npu-smi 和 /usr/local/Ascend/driver。",
             ),
         )
     try:
         done = subprocess.run(
-            [program, "info"], env=dict(machine.environ), capture_output=True, text=True, timeout=SMI_TIMEOUT, check=False
+            [program, "info"],
+            env=dict(machine.environ),
+            capture_output=True,
+            text=True,
+            timeout=SMI_TIMEOUT,
+            check=False,
         )
         output = done.stdout + done.stderr
     except (OSError, subprocess.SubprocessError) as exc:
@@ -64,12 +73,20 @@ def read_npu_smi(machine: Machine) -> tuple[NpuSmi | None, CheckResult]:
             ),
         )
     names = Counter(chip.name for chip in smi.chips)
-    models = ", ".join(f"{name} x{count} ({compat.soc_family(name) or 'unknown family'})" for name, count in names.items())
-    hbm = "; ".join(
-        f"NPU {chip.npu} chip {chip.chip}: {chip.memory_used}/{chip.memory_total} MB" for chip in smi.chips if chip.memory_total
+    models = ", ".join(
+        f"{name} x{count} ({compat.soc_family(name) or 'unknown family'})" for name, count in names.items()
     )
-    saw = f"driver {smi.driver}; {len(smi.cards)} card(s), {len(smi.chips)} chip(s): {models}; memory in use: {hbm}"
-    title = Text(f"{len(smi.chips)} NPU chip(s): {', '.join(names)}", f"{len(smi.chips)} 个 NPU 芯片：{', '.join(names)}")
+    hbm = "; ".join(
+        f"NPU {chip.npu} chip {chip.chip}: {chip.memory_used}/{chip.memory_total} MB"
+        for chip in smi.chips
+        if chip.memory_total
+    )
+    saw = f"driver {smi.driver}; {len(smi.cards)} card(s), {len(smi.chips)} chip(s): {models}"
+    saw += f"; memory in use: {hbm}"
+    title = Text(
+        f"{len(smi.chips)} NPU chip(s): {', '.join(names)}",
+        f"{len(smi.chips)} 个 NPU 芯片：{', '.join(names)}",
+    )
     return smi, ok(check, title, saw)
 
 
@@ -83,11 +100,15 @@ def health(smi: NpuSmi) -> CheckResult:
         Status.ERROR,
         Text("Chips not healthy: " + ", ".join(sick), "芯片状态异常：" + "，".join(sick)),
         "; ".join(sick),
-        Text("A job placed on such a chip fails at device open or mid-run.", "作业分配到这样的芯片会在打开设备或运行中失败。"),
+        Text(
+            "A job placed on such a chip fails at device open or mid-run.",
+            "作业分配到这样的芯片会在打开设备或运行中失败。",
+        ),
         Text(
             "Read `npu-smi info -t health -i <NPU>` for the alarm; keep the card out of the job "
             "(ASCEND_RT_VISIBLE_DEVICES) until it is repaired.",
-            "用 `npu-smi info -t health -i <NPU>` 查看告警；修复前用 ASCEND_RT_VISIBLE_DEVICES 把该卡排除在作业之外。",
+            "用 `npu-smi info -t health -i <NPU>` 查看告警；修复前用 ASCEND_RT_VISIBLE_DEVICES "
+            "把该卡排除在作业之外。",
         ),
     )
 
@@ -97,7 +118,8 @@ def busy(smi: NpuSmi) -> CheckResult:
     if not smi.processes:
         return ok(check, Text("No process holds a card", "没有进程占用 NPU"))
     held = [
-        f"NPU {p.npu} chip {p.chip}: pid {p.pid} ({p.name}, {p.memory_mb if p.memory_mb is not None else '?'} MB)"
+        f"NPU {p.npu} chip {p.chip}: pid {p.pid} ({p.name}, "
+        f"{p.memory_mb if p.memory_mb is not None else '?'} MB)"
         for p in smi.processes
     ]
     pids = " ".join(str(p.pid) for p in smi.processes)
@@ -105,7 +127,8 @@ def busy(smi: NpuSmi) -> CheckResult:
         check,
         Status.WARNING,
         Text(
-            "Cards held by running processes: " + ", ".join(f"pid {p.pid} on NPU {p.npu}" for p in smi.processes),
+            "Cards held by running processes: "
+            + ", ".join(f"pid {p.pid} on NPU {p.npu}" for p in smi.processes),
             "NPU 被进程占用：" + "，".join(f"NPU {p.npu} 上的 pid {p.pid}" for p in smi.processes),
         ),
         "; ".join(held),
@@ -114,7 +137,8 @@ def busy(smi: NpuSmi) -> CheckResult:
             "在这些卡上启动的作业要与其共享 HBM，可能申请内存或打开设备失败。",
         ),
         Text(
-            f"If it is a leftover of an earlier job, stop it (kill {pids}); else pick other cards with ASCEND_RT_VISIBLE_DEVICES.",
+            f"If it is a leftover of an earlier job, stop it (kill {pids}); else pick other cards with "
+            "ASCEND_RT_VISIBLE_DEVICES.",
             f"若是之前作业的残留进程，请结束它（kill {pids}）；否则用 ASCEND_RT_VISIBLE_DEVICES 选择其他卡。",
         ),
     )
@@ -132,7 +156,10 @@ def device_nodes(machine: Machine) -> CheckResult:
             Status.ERROR,
             Text("No /dev/davinci device", "没有 /dev/davinci 设备"),
             saw,
-            Text("Without the device nodes no process here can open an NPU.", "没有设备节点，本机进程无法打开 NPU。"),
+            Text(
+                "Without the device nodes no process here can open an NPU.",
+                "没有设备节点，本机进程无法打开 NPU。",
+            ),
             Text(
                 "Load the NPU driver on the host; start containers with --device /dev/davinciN "
                 "--device /dev/davinci_manager --device /dev/devmm_svm --device /dev/hisi_hdc.",
@@ -143,16 +170,30 @@ def device_nodes(machine: Machine) -> CheckResult:
     missing = [os.path.basename(path) for path in control if not os.path.exists(path)]
     denied = [os.path.basename(path) for path in present if not os.access(path, os.R_OK | os.W_OK)]
     if not missing and not denied:
-        return ok(check, Text(f"{len(cards)} /dev/davinci device(s) accessible", f"{len(cards)} 个 /dev/davinci 设备可访问"), saw)
+        return ok(
+            check,
+            Text(
+                f"{len(cards)} /dev/davinci device(s) accessible", f"{len(cards)} 个 /dev/davinci 设备可访问"
+            ),
+            saw,
+        )
     problem = "; ".join(
-        part for part in (f"missing: {', '.join(missing)}" if missing else "", f"no read/write access: {', '.join(denied)}" if denied else "") if part
+        part
+        for part in (
+            f"missing: {', '.join(missing)}" if missing else "",
+            f"no read/write access: {', '.join(denied)}" if denied else "",
+        )
+        if part
     )
     return CheckResult(
         check,
         Status.ERROR,
         Text("NPU device nodes: " + problem, "NPU 设备节点：" + problem),
         saw,
-        Text("The runtime opens all of them; one it cannot open fails device init.", "运行时会打开所有这些节点；任何一个打不开都会导致设备初始化失败。"),
+        Text(
+            "The runtime opens all of them; one it cannot open fails device init.",
+            "运行时会打开所有这些节点；任何一个打不开都会导致设备初始化失败。",
+        ),
         Text(
             "Run as a member of the driver's group (HwHiAiUser) or as the driver's install user; in a "
             "container, pass the missing nodes with --device.",
@@ -177,8 +218,14 @@ def disk_space(machine: Machine) -> CheckResult:
     home = env.get("HOME", "/root")
     places = {
         "logs": env.get("ASCEND_PROCESS_LOG_PATH")
-        or (os.path.join(env["ASCEND_WORK_PATH"], "log") if env.get("ASCEND_WORK_PATH") else os.path.join(home, "ascend", "log")),
-        "kernel cache": env.get("ACL_OP_COMPILER_CACHE_DIR") or env.get("ASCEND_CACHE_PATH") or os.path.join(home, "atc_data"),
+        or (
+            os.path.join(env["ASCEND_WORK_PATH"], "log")
+            if env.get("ASCEND_WORK_PATH")
+            else os.path.join(home, "ascend", "log")
+        ),
+        "kernel cache": env.get("ACL_OP_COMPILER_CACHE_DIR")
+        or env.get("ASCEND_CACHE_PATH")
+        or os.path.join(home, "atc_data"),
     }
     seen, low = [], []
     for what, path in places.items():
@@ -191,7 +238,9 @@ def disk_space(machine: Machine) -> CheckResult:
             low.append(f"{what} ({path})")
     saw = "; ".join(seen) or "no place could be measured"
     if not low:
-        return ok(check, Text("Enough free disk for logs and kernel caches", "日志和算子缓存所在磁盘空间充足"), saw)
+        return ok(
+            check, Text("Enough free disk for logs and kernel caches", "日志和算子缓存所在磁盘空间充足"), saw
+        )
     return CheckResult(
         check,
         Status.WARNING,

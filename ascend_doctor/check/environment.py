@@ -44,7 +44,10 @@ def cann_variables(machine: Machine, toolkit: Toolkit | None) -> CheckResult:
     env = machine.environ
     home = env.get("ASCEND_HOME_PATH") or env.get("ASCEND_TOOLKIT_HOME")
     script = set_env_script(toolkit)
-    fix = Text(f"source {script} (in the job's shell, before python)", f"在作业的 shell 中先执行 source {script}，再启动 python")
+    fix = Text(
+        f"source {script} (in the job's shell, before python)",
+        f"在作业的 shell 中先执行 source {script}，再启动 python",
+    )
     if not home and not env.get("ASCEND_OPP_PATH"):
         return CheckResult(
             check,
@@ -64,7 +67,9 @@ def cann_variables(machine: Machine, toolkit: Toolkit | None) -> CheckResult:
         "$ASCEND_HOME_PATH/runtime": os.path.join(home, "runtime") if home else "",
         "$ASCEND_HOME_PATH/compiler": os.path.join(home, "compiler") if home else "",
     }
-    missing = [f"{name}={path or '(unset)'}" for name, path in wanted.items() if not path or not os.path.isdir(path)]
+    missing = [
+        f"{name}={path or '(unset)'}" for name, path in wanted.items() if not path or not os.path.isdir(path)
+    ]
     saw = ", ".join(f"{name}={path}" for name, path in wanted.items() if not name.startswith("$"))
     if not missing:
         return ok(check, Text("CANN variables point at the toolkit", "CANN 变量指向有效的 toolkit"), saw)
@@ -96,9 +101,14 @@ def library_path(machine: Machine, toolkit: Toolkit | None) -> CheckResult:
     absent = [path for path in needed if os.path.normpath(path) not in entries]
     saw = f"LD_LIBRARY_PATH={machine.environ.get('LD_LIBRARY_PATH', '(unset)')}"
     if not absent:
-        return ok(check, Text("CANN and driver libraries are on the loader path", "CANN 与驱动库在加载路径中"), saw)
+        return ok(
+            check, Text("CANN and driver libraries are on the loader path", "CANN 与驱动库在加载路径中"), saw
+        )
     value = ":".join(absent) + ":${LD_LIBRARY_PATH}"
-    why = Text("libascendcl.so, libhccl.so and libascend_hal.so are loaded from here", "libascendcl.so、libhccl.so、libascend_hal.so 从这些目录加载")
+    why = Text(
+        "libascendcl.so, libhccl.so and libascend_hal.so are loaded from here",
+        "libascendcl.so、libhccl.so、libascend_hal.so 从这些目录加载",
+    )
     return CheckResult(
         check,
         Status.ERROR,
@@ -107,7 +117,10 @@ def library_path(machine: Machine, toolkit: Toolkit | None) -> CheckResult:
         Text(
             "Not on the path: " + ", ".join(absent) + ". Importing torch_npu then fails with "
             "'libascendcl.so: cannot open shared object file' or 'libascend_hal.so' not found.",
-            "路径中缺少：" + "，".join(absent) + "。导入 torch_npu 时会报 “libascendcl.so: cannot open shared object file” 或找不到 libascend_hal.so。",
+            "路径中缺少："
+            + "，".join(absent)
+            + "。导入 torch_npu 时会报 “libascendcl.so: cannot open shared object file”"
+            + " 或找不到 libascend_hal.so。",
         ),
         Text(f"source {set_env_script(toolkit)}", f"执行 source {set_env_script(toolkit)}"),
         (EnvRemedy("LD_LIBRARY_PATH", value, why),),
@@ -124,7 +137,9 @@ def python_dependencies(python: Interpreter | None, toolkit: Toolkit | None) -> 
         return skipped(check, title, Text("the target Python could not be asked", "无法查询目标 Python"))
     row = compat.python_deps(toolkit.version)
     if row is None:
-        return skipped(check, title, Text("no install guide row in the table", "兼容性表中没有对应的安装指南"))
+        return skipped(
+            check, title, Text("no install guide row in the table", "兼容性表中没有对应的安装指南")
+        )
     wanted = list(row["packages"])
     missing = [name for name in wanted if normal_name(name) not in python.packages]
     guide = f"CANN {row['cann']}" if row["cann"] else "CANN"
@@ -134,12 +149,19 @@ def python_dependencies(python: Interpreter | None, toolkit: Toolkit | None) -> 
     return CheckResult(
         check,
         Status.ERROR,
-        Text("Missing Python packages CANN needs: " + ", ".join(missing), "缺少 CANN 需要的 Python 包：" + "，".join(missing)),
+        Text(
+            "Missing Python packages CANN needs: " + ", ".join(missing),
+            "缺少 CANN 需要的 Python 包：" + "，".join(missing),
+        ),
         saw,
         Text(
             "CANN's op compiler imports them at the first operator compile; a missing one fails the job "
             "there (e.g. `No module named 'decorator'`).",
-            "CANN 的算子编译器在首次编译算子时导入它们；缺少任何一个都会让作业失败（例如 `No module named 'decorator'`）。",
+            "CANN 的算子编译器在首次编译算子时导入它们；缺少任何一个都会让作业失败（例如 `No module named "
+            "'decorator'`）。",
         ),
-        Text(f"{python.executable} -m pip install {' '.join(missing)}", f"{python.executable} -m pip install {' '.join(missing)}"),
+        Text(
+            f"{python.executable} -m pip install {' '.join(missing)}",
+            f"{python.executable} -m pip install {' '.join(missing)}",
+        ),
     )

@@ -25,9 +25,11 @@ def toolkit_result(toolkit: Toolkit | None) -> CheckResult:
             ),
             Text(
                 "Install the CANN toolkit (and, from CANN 8.5.0, the ops package for your chip), then "
-                "`source /usr/local/Ascend/ascend-toolkit/set_env.sh` (8.5+: /usr/local/Ascend/cann/set_env.sh).",
+                "`source /usr/local/Ascend/ascend-toolkit/set_env.sh` (8.5+: "
+                "/usr/local/Ascend/cann/set_env.sh).",
                 "安装 CANN toolkit（CANN 8.5.0 起还需安装对应芯片的 ops 包），然后执行 "
-                "`source /usr/local/Ascend/ascend-toolkit/set_env.sh`（8.5 及以后：/usr/local/Ascend/cann/set_env.sh）。",
+                "`source /usr/local/Ascend/ascend-toolkit/set_env.sh`（8.5 及以后："
+                "/usr/local/Ascend/cann/set_env.sh）。",
             ),
         )
     title = Text(f"CANN {toolkit.version}", f"CANN {toolkit.version}")
@@ -90,7 +92,8 @@ def cann_driver(toolkit: Toolkit | None, driver: str | None) -> CheckResult | No
             saw,
         )
     fix = Text(
-        f"Upgrade the NPU driver and firmware (Ascend HDK) to one published for CANN {toolkit.version}: {listed}.",
+        f"Upgrade the NPU driver and firmware (Ascend HDK) to one published for CANN {toolkit.version}: "
+        f"{listed}.",
         f"将 NPU 驱动和固件（Ascend HDK）升级到与 CANN {toolkit.version} 配套的版本：{listed}。",
     )
     if found.older:
@@ -103,9 +106,11 @@ def cann_driver(toolkit: Toolkit | None, driver: str | None) -> CheckResult | No
             ),
             saw,
             Text(
-                f"Every driver published for CANN {toolkit.version} is newer ({listed}); an older driver fails at "
+                f"Every driver published for CANN {toolkit.version} is newer ({listed}); an older driver "
+                "fails at "
                 "device open or first kernel launch.",
-                f"与 CANN {toolkit.version} 配套的驱动都更新（{listed}）；旧驱动会在打开设备或首次下发算子时失败。",
+                f"与 CANN {toolkit.version} 配套的驱动都更新（{listed}）；"
+                "旧驱动会在打开设备或首次下发算子时失败。",
             ),
             fix,
         )
@@ -149,8 +154,8 @@ def firmware_result(driver: Driver | None, firmware: Firmware | None) -> CheckRe
     if driver is None or firmware is None:
         return None
     check = "versions.driver-firmware"
-    saw = f"driver {driver.version} accepts firmware {driver.firmware_range or '?'}; firmware {firmware.version}"
-    saw += f" accepts driver {firmware.driver_range or '?'}"
+    saw = f"driver {driver.version} accepts firmware {driver.firmware_range or '?'}; "
+    saw += f"firmware {firmware.version} accepts driver {firmware.driver_range or '?'}"
     refused = []
     if driver.firmware_range and not any(
         _in_range(firmware.version, *r) for r in _ranges(driver.firmware_range)
@@ -176,7 +181,8 @@ def firmware_result(driver: Driver | None, firmware: Firmware | None) -> CheckRe
             "；".join(refused) + "。运行时会报 “driver and firmware packages do not match”。",
         ),
         Text(
-            "Install the driver and firmware of one Ascend HDK release (firmware first, then the driver, then reboot).",
+            "Install the driver and firmware of one Ascend HDK release (firmware first, then the driver, "
+            "then reboot).",
             "安装同一 Ascend HDK 版本的驱动和固件（先固件、再驱动，然后重启）。",
         ),
     )

@@ -14,7 +14,8 @@ LAST_LINES = 3
 # Said when nothing of Ascend is on the machine, in install order.
 INSTALL_HINTS = (
     Text(
-        "Install the NPU driver and firmware (Ascend HDK) for your card on the host, firmware first; check with `npu-smi info`.",
+        "Install the NPU driver and firmware (Ascend HDK) for your card on the host, firmware first; check "
+        "with `npu-smi info`.",
         "在宿主机安装与板卡匹配的 NPU 驱动和固件（Ascend HDK），先装固件；用 `npu-smi info` 确认。",
     ),
     Text(
@@ -24,11 +25,13 @@ INSTALL_HINTS = (
         "/usr/local/Ascend/ascend-toolkit/set_env.sh`（8.5 及以后：/usr/local/Ascend/cann/set_env.sh）。",
     ),
     Text(
-        "pip install the torch and torch_npu pair made for that CANN (torch_npu X.Y.Z goes with torch X.Y.Z).",
+        "pip install the torch and torch_npu pair made for that CANN (torch_npu X.Y.Z goes with torch "
+        "X.Y.Z).",
         "用 pip 安装与该 CANN 配套的 torch 和 torch_npu（torch_npu X.Y.Z 对应 torch X.Y.Z）。",
     ),
     Text(
-        "In a container: pass --device /dev/davinciN, /dev/davinci_manager, /dev/devmm_svm, /dev/hisi_hdc and mount "
+        "In a container: pass --device /dev/davinciN, /dev/davinci_manager, /dev/devmm_svm, /dev/hisi_hdc "
+        "and mount "
         "/usr/local/Ascend/driver and /usr/local/bin/npu-smi. Guide: "
         "https://www.hiascend.com/document/detail/zh/canncommercial/850/softwareinst/instg/instg_0008.html",
         "容器中：用 --device 传入 /dev/davinciN、/dev/davinci_manager、/dev/devmm_svm、/dev/hisi_hdc，并挂载 "
@@ -41,7 +44,15 @@ INSTALL_HINTS = (
 def _python_results(found: Interpreter | str) -> list[CheckResult]:
     if isinstance(found, str):
         why = Text(found, found)
-        return [CheckResult("versions.python", Status.ERROR, Text("Target Python not usable", "目标 Python 不可用"), found, why)]
+        return [
+            CheckResult(
+                "versions.python",
+                Status.ERROR,
+                Text("Target Python not usable", "目标 Python 不可用"),
+                found,
+                why,
+            )
+        ]
     pieces = [
         versions.python_result(found),
         versions.packages_result(found),
@@ -54,7 +65,12 @@ def _python_results(found: Interpreter | str) -> list[CheckResult]:
 def _probe_result(run: ProbeRun, timeout: float) -> CheckResult:
     check = "deep.probe"
     if run.passed:
-        return CheckResult(check, Status.OK, Text("torch_npu ran an op on the NPU", "torch_npu 已在 NPU 上运行算子"), "probe: ok")
+        return CheckResult(
+            check,
+            Status.OK,
+            Text("torch_npu ran an op on the NPU", "torch_npu 已在 NPU 上运行算子"),
+            "probe: ok",
+        )
     last = [line.strip() for line in run.output.splitlines() if line.strip()][-LAST_LINES:]
     ended = f"killed after {timeout:g} s" if run.returncode is None else f"exit code {run.returncode}"
     saw = f"probe {ended}: " + " | ".join(last or ["(no output)"])
@@ -102,14 +118,23 @@ def run_checks(
     if deep:
         result, probe = _deep(machine, python, lang, probe_timeout)
         results.append(result)
-    ascend = bool(toolkit or driver or smi or any(r.id == "devices.dev-nodes" and r.status is Status.OK for r in results))
+    ascend = bool(
+        toolkit
+        or driver
+        or smi
+        or any(r.id == "devices.dev-nodes" and r.status is Status.OK for r in results)
+    )
     return CheckReport(tuple(results), ascend, probe, () if ascend else INSTALL_HINTS, __version__, lang)
 
 
-def _deep(machine: Machine, python: Interpreter | None, lang: str, timeout: float) -> tuple[CheckResult, Report | None]:
+def _deep(
+    machine: Machine, python: Interpreter | None, lang: str, timeout: float
+) -> tuple[CheckResult, Report | None]:
     title = Text("--deep probe", "--deep 探测")
     if python is None:
-        return skipped("deep.probe", title, Text("the target Python could not be asked", "无法查询目标 Python")), None
+        return skipped(
+            "deep.probe", title, Text("the target Python could not be asked", "无法查询目标 Python")
+        ), None
     if "torch-npu" not in python.packages:
         return skipped("deep.probe", title, Text("torch_npu is not installed", "未安装 torch_npu")), None
     run = run_probe(machine, machine.interpreter() or python.executable, lang, timeout)

@@ -56,7 +56,13 @@ def visible_devices(machine: Machine, smi: NpuSmi | None) -> CheckResult:
     check = "env.visible-devices"
     value = machine.environ.get("ASCEND_RT_VISIBLE_DEVICES")
     if value is None:
-        return ok(check, Text("ASCEND_RT_VISIBLE_DEVICES unset: every device is visible", "未设置 ASCEND_RT_VISIBLE_DEVICES：所有设备可见"))
+        return ok(
+            check,
+            Text(
+                "ASCEND_RT_VISIBLE_DEVICES unset: every device is visible",
+                "未设置 ASCEND_RT_VISIBLE_DEVICES：所有设备可见",
+            ),
+        )
     saw = f"ASCEND_RT_VISIBLE_DEVICES={value}"
     ids = [part.strip() for part in value.split(",")]
     bad = [part for part in ids if not part.isdigit()]
@@ -67,15 +73,23 @@ def visible_devices(machine: Machine, smi: NpuSmi | None) -> CheckResult:
         return CheckResult(
             check,
             Status.ERROR,
-            Text("ASCEND_RT_VISIBLE_DEVICES names devices that are not there", "ASCEND_RT_VISIBLE_DEVICES 指定了不存在的设备"),
+            Text(
+                "ASCEND_RT_VISIBLE_DEVICES names devices that are not there",
+                "ASCEND_RT_VISIBLE_DEVICES 指定了不存在的设备",
+            ),
             saw + (f"; npu-smi shows {present}" if smi else ""),
             Text(
-                f"Not device ids: {', '.join(bad) or '-'}; beyond the devices present: {', '.join(absent) or '-'}. "
-                "The runtime stops reading the list at the first invalid id, so fewer devices than meant are used.",
+                f"Not device ids: {', '.join(bad) or '-'}; beyond the devices present: "
+                f"{', '.join(absent) or '-'}. "
+                "The runtime stops reading the list at the first invalid id, so fewer devices than meant are "
+                "used.",
                 f"不是设备号：{', '.join(bad) or '-'}；超出实际设备：{', '.join(absent) or '-'}。"
                 "运行时在第一个无效编号处停止解析，实际可用设备会少于预期。",
             ),
-            Text("List existing device ids, comma-separated and ascending.", "列出存在的设备号，用逗号分隔并按升序排列。"),
+            Text(
+                "List existing device ids, comma-separated and ascending.",
+                "列出存在的设备号，用逗号分隔并按升序排列。",
+            ),
         )
     numbers = [int(part) for part in ids]
     if numbers != sorted(set(numbers)):
@@ -86,9 +100,19 @@ def visible_devices(machine: Machine, smi: NpuSmi | None) -> CheckResult:
             saw,
             Text("The runtime expects ascending, distinct ids.", "运行时要求设备号升序且不重复。"),
             NO_FIX,
-            (EnvRemedy("ASCEND_RT_VISIBLE_DEVICES", ",".join(map(str, sorted(set(numbers)))), Text("ascending", "升序")),),
+            (
+                EnvRemedy(
+                    "ASCEND_RT_VISIBLE_DEVICES",
+                    ",".join(map(str, sorted(set(numbers)))),
+                    Text("ascending", "升序"),
+                ),
+            ),
         )
-    return ok(check, Text("ASCEND_RT_VISIBLE_DEVICES names present devices", "ASCEND_RT_VISIBLE_DEVICES 指定的设备存在"), saw)
+    return ok(
+        check,
+        Text("ASCEND_RT_VISIBLE_DEVICES names present devices", "ASCEND_RT_VISIBLE_DEVICES 指定的设备存在"),
+        saw,
+    )
 
 
 NO_FIX = Text("", "")
@@ -109,7 +133,10 @@ def hccl_variables(machine: Machine) -> CheckResult:
         return CheckResult(
             check,
             Status.WARNING,
-            Text("HCCL_CONNECT_TIMEOUT is not below HCCL_EXEC_TIMEOUT", "HCCL_CONNECT_TIMEOUT 不小于 HCCL_EXEC_TIMEOUT"),
+            Text(
+                "HCCL_CONNECT_TIMEOUT is not below HCCL_EXEC_TIMEOUT",
+                "HCCL_CONNECT_TIMEOUT 不小于 HCCL_EXEC_TIMEOUT",
+            ),
             saw,
             Text("Keep the link-setup timeout below the execution timeout.", "建链超时应小于执行超时。"),
         )
@@ -120,7 +147,10 @@ def hccl_variables(machine: Machine) -> CheckResult:
         Status.ERROR,
         Text("HCCL variables out of range: " + ", ".join(wrong), "HCCL 变量超出范围：" + "，".join(wrong)),
         saw,
-        Text("HCCL rejects the value at communicator init or falls back to its default.", "HCCL 在初始化通信域时拒绝该值或回退到默认值。"),
+        Text(
+            "HCCL rejects the value at communicator init or falls back to its default.",
+            "HCCL 在初始化通信域时拒绝该值或回退到默认值。",
+        ),
         Text("Set each within its range or unset it.", "将其设在有效范围内，或取消设置。"),
     )
 
@@ -144,15 +174,25 @@ def alloc_conf(machine: Machine) -> CheckResult:
         elif not colon or not ALLOC_KEYS[name](setting):
             bad.append(item.strip())
     if not bad and not unknown:
-        return ok(check, Text("PYTORCH_NPU_ALLOC_CONF is well formed", "PYTORCH_NPU_ALLOC_CONF 格式正确"), saw)
-    problem = "; ".join(part for part in (f"bad values: {', '.join(bad)}" if bad else "", f"unknown keys: {', '.join(unknown)}" if unknown else "") if part)
+        return ok(
+            check, Text("PYTORCH_NPU_ALLOC_CONF is well formed", "PYTORCH_NPU_ALLOC_CONF 格式正确"), saw
+        )
+    problem = "; ".join(
+        part
+        for part in (
+            f"bad values: {', '.join(bad)}" if bad else "",
+            f"unknown keys: {', '.join(unknown)}" if unknown else "",
+        )
+        if part
+    )
     return CheckResult(
         check,
         Status.ERROR if bad else Status.WARNING,
         Text("PYTORCH_NPU_ALLOC_CONF has " + problem, "PYTORCH_NPU_ALLOC_CONF 有问题：" + problem),
         saw,
         Text(
-            "The caching allocator parses it at the first allocation and stops the job on a value it refuses.",
+            "The caching allocator parses it at the first allocation and stops the job on a value it "
+            "refuses.",
             "缓存分配器在首次分配内存时解析它，遇到无效值会终止作业。",
         ),
         Text(
@@ -169,14 +209,29 @@ def libgomp_preload(machine: Machine, python: Interpreter | None) -> CheckResult
     title = Text("libgomp LD_PRELOAD (aarch64)", "libgomp LD_PRELOAD（aarch64）")
     if python is None or python.machine != "aarch64":
         arch = python.machine if python else "unknown"
-        return skipped(check, title, Text(f"only aarch64 hosts need it (this is {arch})", f"仅 aarch64 主机需要（当前为 {arch}）"))
+        return skipped(
+            check,
+            title,
+            Text(f"only aarch64 hosts need it (this is {arch})", f"仅 aarch64 主机需要（当前为 {arch}）"),
+        )
     preload = machine.environ.get("LD_PRELOAD", "")
     if "libgomp" in preload:
         return ok(check, Text("libgomp is preloaded", "已预加载 libgomp"), f"LD_PRELOAD={preload}")
-    bundled = sorted({found for directory in {d for _v, d in python.packages.values()} for pattern in _LIBGOMP for found in glob.glob(os.path.join(directory, pattern))})
+    bundled = sorted(
+        {
+            found
+            for directory in {d for _v, d in python.packages.values()}
+            for pattern in _LIBGOMP
+            for found in glob.glob(os.path.join(directory, pattern))
+        }
+    )
     system = [machine.at(path) for path in SYSTEM_LIBGOMP if os.path.exists(machine.at(path))]
     if not bundled:
-        return ok(check, Text("No wheel bundles its own libgomp", "没有 wheel 自带 libgomp"), f"LD_PRELOAD={preload or '(unset)'}")
+        return ok(
+            check,
+            Text("No wheel bundles its own libgomp", "没有 wheel 自带 libgomp"),
+            f"LD_PRELOAD={preload or '(unset)'}",
+        )
     target = (system or bundled)[0]
     return CheckResult(
         check,
@@ -188,5 +243,11 @@ def libgomp_preload(machine: Machine, python: Interpreter | None) -> CheckResult
             "wheel 自带的 libgomp 若较晚加载，可能报 “cannot allocate memory in static TLS block”。",
         ),
         NO_FIX,
-        (EnvRemedy("LD_PRELOAD", f"{target}:${{LD_PRELOAD}}" if preload else target, Text("load libgomp first", "优先加载 libgomp")),),
+        (
+            EnvRemedy(
+                "LD_PRELOAD",
+                f"{target}:${{LD_PRELOAD}}" if preload else target,
+                Text("load libgomp first", "优先加载 libgomp"),
+            ),
+        ),
     )

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import re
 
+_DIGITS = re.compile(r"\d+")
 _TOKEN = re.compile(r"(\d+)|([a-z]+)\.?(\d*)")
 _COMMUNITY = re.compile(r"\.beta\d+$")  # 8.0.RC3.beta1 is 8.0.RC3, released as the community edition
 _PRE = {"dev": 0, "alpha": 1, "a": 1, "beta": 2, "b": 2, "rc": 3}
@@ -35,12 +36,16 @@ def key(version: str) -> Key:
 
 
 def release(version: str) -> tuple[int, ...]:
-    """The leading numbers: `2.1.0+cpu` -> (2, 1, 0), `2.5.1.post1.dev20250619` -> (2, 5, 1)."""
+    """The leading numbers: `2.1.0+cpu` -> (2, 1, 0), `2.10.0rc2` -> (2, 10, 0), `2.5.1.post1.dev20250619`
+    -> (2, 5, 1)."""
     numbers = []
     for piece in normal(version).split("."):
-        if not piece.isdigit():
+        digits = _DIGITS.match(piece)
+        if digits is None:
             break
-        numbers.append(int(piece))
+        numbers.append(int(digits.group()))
+        if digits.end() < len(piece):  # `0rc1`: the release ends here
+            break
     return tuple(numbers)
 
 

@@ -101,9 +101,11 @@ def torch_pair(python: Interpreter) -> CheckResult:
         Text(f"torch {torch} does not fit torch_npu {npu}", f"torch {torch} 与 torch_npu {npu} 不匹配"),
         f"torch {torch}, torch_npu {npu}",
         Text(
-            f"torch_npu {npu} is built for torch {' or '.join(wanted)}; importing it with another torch fails "
+            f"torch_npu {npu} is built for torch {' or '.join(wanted)}; importing it with another torch "
+            "fails "
             f"(undefined symbol) or misbehaves.{other}",
-            f"torch_npu {npu} 只适配 torch {' 或 '.join(wanted)}；与其他版本的 torch 一起导入会失败（undefined symbol）或行为异常。{other_zh}",
+            f"torch_npu {npu} 只适配 torch {' 或 '.join(wanted)}；与其他版本的 torch 一起导入会失败"
+            f"（undefined symbol）或行为异常。{other_zh}",
         ),
         _pin_torch(rows, npu, fitting),
     )
@@ -231,8 +233,10 @@ def vllm_ascend_result(python: Interpreter, toolkit: Toolkit | None) -> CheckRes
         ),
         saw + cann_note,
         Text(
-            "vllm-ascend is built against one vLLM, torch and torch_npu; installing vLLM or torch afterwards often replaces them.",
-            "vllm-ascend 针对特定的 vLLM、torch 和 torch_npu 构建；之后再安装 vLLM 或 torch 常会把它们替换掉。",
+            "vllm-ascend is built against one vLLM, torch and torch_npu; installing vLLM or torch afterwards "
+            "often replaces them.",
+            "vllm-ascend 针对特定的 vLLM、torch 和 torch_npu 构建；之后再安装 vLLM 或 torch "
+            "常会把它们替换掉。",
         ),
         Text(
             f"pip install {pins} (then reinstall vllm-ascend {version})",

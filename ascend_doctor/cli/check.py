@@ -44,10 +44,25 @@ level or no Ascend software or device was found, 2 usage error.
     show_default=True,
     help="Seconds the --deep probe may take.",
 )
-@click.option("-f", "--format", "fmt", type=click.Choice(CHECK_FORMATS), default="text", show_default=True, help="Report format.")
-@click.option("--lang", type=click.Choice(LANGUAGES), default=None, help="Language of the report (default: from LC_ALL/LANG).")
+@click.option(
+    "-f",
+    "--format",
+    "fmt",
+    type=click.Choice(CHECK_FORMATS),
+    default="text",
+    show_default=True,
+    help="Report format.",
+)
+@click.option(
+    "--lang",
+    type=click.Choice(LANGUAGES),
+    default=None,
+    help="Language of the report (default: from LC_ALL/LANG).",
+)
 @click.option("--color/--no-color", default=None, help="Force colour on or off (default: on for a terminal).")
-def check_command(python: str | None, deep: bool, timeout: float, fmt: str, lang: str | None, color: bool | None) -> None:
+def check_command(
+    python: str | None, deep: bool, timeout: float, fmt: str, lang: str | None, color: bool | None
+) -> None:
     """Check this machine for what makes Ascend jobs fail before they start.
 
     \b
@@ -62,7 +77,9 @@ def check_command(python: str | None, deep: bool, timeout: float, fmt: str, lang
 
     if python is not None and not os.path.exists(python):
         raise click.BadParameter(f"{python}: no such file", param_hint="--python")
-    machine = Machine(root="/", path=os.environ.get("PATH", os.defpath), environ=dict(os.environ), python=python)
+    machine = Machine(
+        root="/", path=os.environ.get("PATH", os.defpath), environ=dict(os.environ), python=python
+    )
     report = run_checks(machine, deep=deep, lang=lang or default_language(), probe_timeout=timeout)
     if color is None:
         color = sys.stdout.isatty() and not no_color_requested()

@@ -32,7 +32,8 @@ WORDS = {
         "fix": "Fix",
         "env": "Env",
         "probe": "What the --deep probe printed, diagnosed:",
-        "footer": "ascend-doctor {version}: {count} checks: {ok} ok, {warning} warning, {error} error, {skipped} skipped",
+        "footer": "ascend-doctor {version}: {count} checks: {ok} ok, {warning} warning, {error} error, "
+        "{skipped} skipped",
     },
     "zh": {
         "check": "检查",
@@ -45,7 +46,8 @@ WORDS = {
         "fix": "修复",
         "env": "环境变量",
         "probe": "--deep 探测输出的诊断：",
-        "footer": "ascend-doctor {version}：{count} 项检查：{ok} 通过，{warning} 警告，{error} 错误，{skipped} 跳过",
+        "footer": "ascend-doctor {version}：{count} 项检查：{ok} 通过，{warning} 警告，{error} 错误，"
+        "{skipped} 跳过",
     },
 }
 
@@ -79,7 +81,11 @@ def advice(result: CheckResult, report: CheckReport) -> list[tuple[str, str]]:
     """(label, text) lines under a check that is not ok: saw, why, fix, exports."""
     said, lang = words(report), report.lang
     lines = [(said["saw"], result.saw)] if result.saw else []
-    lines += [(label, text.get(lang)) for label, text in ((said["why"], result.why), (said["fix"], result.fix)) if text.get(lang)]
+    lines += [
+        (label, text.get(lang))
+        for label, text in ((said["why"], result.why), (said["fix"], result.fix))
+        if text.get(lang)
+    ]
     lines += [(said["env"], f"{export_line(env)}   # {env.why.get(lang)}") for env in result.env]
     return lines
 
@@ -105,8 +111,16 @@ class CheckTextRenderer:
     def lines(self, report: CheckReport) -> list[list[tuple[str, str]]]:
         said = words(report)
         failed = report.failed
-        lines = [[(f"{said['check']}: ", "bold"), (printable(verdict(report)), "bold red" if failed else "bold green")]]
-        lines += [[(f"  {index}. ", "bold"), (hint.get(report.lang), "")] for index, hint in enumerate(report.hints, 1)]
+        lines = [
+            [
+                (f"{said['check']}: ", "bold"),
+                (printable(verdict(report)), "bold red" if failed else "bold green"),
+            ]
+        ]
+        lines += [
+            [(f"  {index}. ", "bold"), (hint.get(report.lang), "")]
+            for index, hint in enumerate(report.hints, 1)
+        ]
         lines.append([])
         width = max(len(result.id) for result in report.results)
         for result in report.results:
@@ -121,7 +135,10 @@ class CheckTextRenderer:
                 ]
             )
             if result.status in (Status.ERROR, Status.WARNING):
-                lines += [[(f"    {label}: ", "bold"), (printable(text), "")] for label, text in advice(result, report)]
+                lines += [
+                    [(f"    {label}: ", "bold"), (printable(text), "")]
+                    for label, text in advice(result, report)
+                ]
         counts = {status.value: report.count(status) for status in Status}
         footer = said["footer"].format(version=report.tool_version, count=len(report.results), **counts)
         return [*lines, [], [(footer, "dim")]]
@@ -178,7 +195,11 @@ class CheckMarkdownRenderer:
         for result in report.results:
             if result.status not in (Status.ERROR, Status.WARNING):
                 continue
-            out += ["", f"### {MARKS[result.status]} {inline(result.title.get(report.lang))} (`{result.id}`)", ""]
+            out += [
+                "",
+                f"### {MARKS[result.status]} {inline(result.title.get(report.lang))} (`{result.id}`)",
+                "",
+            ]
             for label, text in advice(result, report):
                 body = f"`{text}`" if label == said["env"] and "`" not in text else prose(text)
                 out.append(f"- **{label}:** {body}")
@@ -200,7 +221,9 @@ class CheckGithubRenderer:
             if result.status in kinds:
                 body = "\n".join(f"{label}: {text}" for label, text in advice(result, report))
                 message = f"{result.title.get(report.lang)}\n{body}"
-                lines.append(command(kinds[result.status], message, {"title": f"ascend-doctor check: {result.id}"}))
+                lines.append(
+                    command(kinds[result.status], message, {"title": f"ascend-doctor check: {result.id}"})
+                )
         if not report.ascend_found:
             hints = "\n".join(hint.get(report.lang) for hint in report.hints)
             lines.insert(0, command("error", f"{verdict(report)}\n{hints}", {"title": "ascend-doctor check"}))
