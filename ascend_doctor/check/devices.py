@@ -21,26 +21,40 @@ LOW_DISK = 1024**3  # bytes free below which a run of logs and compiled kernels 
 NO_FIX = Text("", "")
 
 
-def read_npu_smi(machine: Machine) -> tuple[NpuSmi | None, CheckResult]:
-    """The parsed table (None when not had) and the check saying what it showed."""
-    check = "devices.npu-smi"
-    program = machine.which("npu-smi")
-    if program is None:
-        return None, CheckResult(
-            check,
-            Status.ERROR,
-            Text("npu-smi not found", "未找到 npu-smi"),
-            "no npu-smi on PATH",
-            Text(
-                "npu-smi comes with the NPU driver; without it no device can be seen.",
-                "npu-smi 随 NPU 驱动安装；没有它就看不到设备。",
-            ),
-            Text(
-                "Install the NPU driver; in a container, mount /usr/local/bin/npu-smi and "
-                "/usr/local/Ascend/driver.",
-                "安装 NPU 驱动；容器中请挂载 /usr/local/bin/npu-smi 和 /usr/local/Ascend/driver。",
-            ),
-        )
+NO_NPU_SMI = CheckResult(
+    "devices.npu-smi",
+    Status.ERROR,
+    Text("npu-smi not found", "未找到 npu-smi"),
+    "no npu-smi on PATH",
+    Text(
+        "npu-smi comes with the NPU driver; without it no device can be seen.",
+        "npu-smi 随 NPU 驱动安装；没有它就看不到设备。",
+    ),
+    Text(
+        "Install the NPU driver; in a container, mount /usr/local/bin/npu-smi and /usr/local/Ascend/driver.",
+        "安装 NPU 驱动；容器中请挂载 /usr/local/bin/npu-smi 和 /usr/local/Ascend/driver。",
+    ),
+)
+NO_DEVICE = CheckResult(
+    "devices.npu-smi",
+    Status.ERROR,
+    Text("npu-smi sees no device", "npu-smi 看不到任何设备"),
+    "",
+    Text(
+        "The driver is not loaded, or this container was started without the /dev/davinci devices.",
+        "驱动未加载，或容器启动时没有传入 /dev/davinci 设备。",
+    ),
+    Text(
+        "On the host: check `npu-smi info` and the driver (dmesg). In a container: pass --device "
+        "/dev/davinciN, /dev/davinci_manager, /dev/devmm_svm and /dev/hisi_hdc.",
+        "在宿主机上检查 `npu-smi info` 和驱动（dmesg）。容器中：用 --device 传入 /dev/davinciN、"
+        "/dev/davinci_manager、/dev/devmm_svm 和 /dev/hisi_hdc。",
+    ),
+)
+
+
+def _npu_smi_info(machine: Machine, program: str) -> str:
+    """What `npu-smi info` printed, both streams (a failure says why on either)."""
     try:
         done = subprocess.run(
             [program, "info"],
@@ -50,28 +64,21 @@ def read_npu_smi(machine: Machine) -> tuple[NpuSmi | None, CheckResult]:
             timeout=SMI_TIMEOUT,
             check=False,
         )
-        output = done.stdout + done.stderr
     except (OSError, subprocess.SubprocessError) as exc:
-        output = str(exc)
+        return str(exc)
+    return done.stdout + done.stderr
+
+
+def read_npu_smi(machine: Machine) -> tuple[NpuSmi | None, CheckResult]:
+    """The parsed table (None when not had) and the check saying what it showed."""
+    program = machine.which("npu-smi")
+    if program is None:
+        return None, NO_NPU_SMI
+    output = _npu_smi_info(machine, program)
     smi = parse(output)
     if smi is None or not smi.chips:
         last = next((line.strip() for line in reversed(output.splitlines()) if line.strip()), "(no output)")
-        return smi, CheckResult(
-            check,
-            Status.ERROR,
-            Text("npu-smi sees no device", "npu-smi 看不到任何设备"),
-            f"{program} info: {last}",
-            Text(
-                "The driver is not loaded, or this container was started without the /dev/davinci devices.",
-                "驱动未加载，或容器启动时没有传入 /dev/davinci 设备。",
-            ),
-            Text(
-                "On the host: check `npu-smi info` and the driver (dmesg). In a container: pass --device "
-                "/dev/davinciN, /dev/davinci_manager, /dev/devmm_svm and /dev/hisi_hdc.",
-                "在宿主机上检查 `npu-smi info` 和驱动（dmesg）。容器中：用 --device 传入 /dev/davinciN、"
-                "/dev/davinci_manager、/dev/devmm_svm 和 /dev/hisi_hdc。",
-            ),
-        )
+        return smi, NO_DEVICE._replace(saw=f"{program} info: {last}")
     names = Counter(chip.name for chip in smi.chips)
     models = ", ".join(
         f"{name} x{count} ({compat.soc_family(name) or 'unknown family'})" for name, count in names.items()
@@ -87,7 +94,7 @@ def read_npu_smi(machine: Machine) -> tuple[NpuSmi | None, CheckResult]:
         f"{len(smi.chips)} NPU chip(s): {', '.join(names)}",
         f"{len(smi.chips)} 个 NPU 芯片：{', '.join(names)}",
     )
-    return smi, ok(check, title, saw)
+    return smi, ok("devices.npu-smi", title, saw)
 
 
 def health(smi: NpuSmi) -> CheckResult:
@@ -144,61 +151,55 @@ def busy(smi: NpuSmi) -> CheckResult:
     )
 
 
+NO_NODES = CheckResult(
+    "devices.dev-nodes",
+    Status.ERROR,
+    Text("No /dev/davinci device", "没有 /dev/davinci 设备"),
+    "no /dev/davinci*",
+    Text("Without the device nodes no process here can open an NPU.", "没有设备节点，本机进程无法打开 NPU。"),
+    Text(
+        "Load the NPU driver on the host; start containers with --device /dev/davinciN "
+        "--device /dev/davinci_manager --device /dev/devmm_svm --device /dev/hisi_hdc.",
+        "在宿主机加载 NPU 驱动；容器启动时加上 --device /dev/davinciN --device /dev/davinci_manager "
+        "--device /dev/devmm_svm --device /dev/hisi_hdc。",
+    ),
+)
+NODES_REFUSED = CheckResult(
+    "devices.dev-nodes",
+    Status.ERROR,
+    NO_FIX,
+    "",
+    Text(
+        "The runtime opens all of them; one it cannot open fails device init.",
+        "运行时会打开所有这些节点；任何一个打不开都会导致设备初始化失败。",
+    ),
+    Text(
+        "Run as a member of the driver's group (HwHiAiUser) or as the driver's install user; in a "
+        "container, pass the missing nodes with --device.",
+        "以驱动用户组（HwHiAiUser）成员或驱动安装用户运行；容器中用 --device 传入缺失的节点。",
+    ),
+)
+
+
 def device_nodes(machine: Machine) -> CheckResult:
-    check = "devices.dev-nodes"
+    """/dev/davinciN and the control nodes exist and this user may open them."""
     cards = sorted(glob.glob(machine.at("/dev/davinci[0-9]*")))
+    if not cards:
+        return NO_NODES
     control = [machine.at(f"/dev/{name}") for name in CONTROL_NODES]
     present = cards + [path for path in control if os.path.exists(path)]
-    saw = ", ".join(os.path.basename(path) for path in present) or "no /dev/davinci*"
-    if not cards:
-        return CheckResult(
-            check,
-            Status.ERROR,
-            Text("No /dev/davinci device", "没有 /dev/davinci 设备"),
-            saw,
-            Text(
-                "Without the device nodes no process here can open an NPU.",
-                "没有设备节点，本机进程无法打开 NPU。",
-            ),
-            Text(
-                "Load the NPU driver on the host; start containers with --device /dev/davinciN "
-                "--device /dev/davinci_manager --device /dev/devmm_svm --device /dev/hisi_hdc.",
-                "在宿主机加载 NPU 驱动；容器启动时加上 --device /dev/davinciN --device /dev/davinci_manager "
-                "--device /dev/devmm_svm --device /dev/hisi_hdc。",
-            ),
-        )
+    saw = ", ".join(os.path.basename(path) for path in present)
     missing = [os.path.basename(path) for path in control if not os.path.exists(path)]
     denied = [os.path.basename(path) for path in present if not os.access(path, os.R_OK | os.W_OK)]
     if not missing and not denied:
-        return ok(
-            check,
-            Text(
-                f"{len(cards)} /dev/davinci device(s) accessible", f"{len(cards)} 个 /dev/davinci 设备可访问"
-            ),
-            saw,
-        )
-    problem = "; ".join(
-        part
-        for part in (
-            f"missing: {', '.join(missing)}" if missing else "",
-            f"no read/write access: {', '.join(denied)}" if denied else "",
-        )
-        if part
-    )
-    return CheckResult(
-        check,
-        Status.ERROR,
-        Text("NPU device nodes: " + problem, "NPU 设备节点：" + problem),
-        saw,
-        Text(
-            "The runtime opens all of them; one it cannot open fails device init.",
-            "运行时会打开所有这些节点；任何一个打不开都会导致设备初始化失败。",
-        ),
-        Text(
-            "Run as a member of the driver's group (HwHiAiUser) or as the driver's install user; in a "
-            "container, pass the missing nodes with --device.",
-            "以驱动用户组（HwHiAiUser）成员或驱动安装用户运行；容器中用 --device 传入缺失的节点。",
-        ),
+        count = len(cards)
+        title = Text(f"{count} /dev/davinci device(s) accessible", f"{count} 个 /dev/davinci 设备可访问")
+        return ok("devices.dev-nodes", title, saw)
+    problems = [f"missing: {', '.join(missing)}"] if missing else []
+    problems += [f"no read/write access: {', '.join(denied)}"] if denied else []
+    problem = "; ".join(problems)
+    return NODES_REFUSED._replace(
+        title=Text("NPU device nodes: " + problem, "NPU 设备节点：" + problem), saw=saw
     )
 
 

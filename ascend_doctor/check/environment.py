@@ -12,6 +12,16 @@ from ascend_doctor.check.result import CheckResult, Status, ok, skipped
 from ascend_doctor.model import EnvRemedy, Text
 
 NO_CANN = Text("no CANN toolkit was found", "未找到 CANN toolkit")
+NOT_SOURCED = CheckResult(
+    "env.cann-variables",
+    Status.ERROR,
+    Text("set_env.sh has not been sourced", "未执行 set_env.sh"),
+    "ASCEND_HOME_PATH, ASCEND_TOOLKIT_HOME and ASCEND_OPP_PATH are unset",
+    Text(
+        "Without them torch_npu cannot find CANN: ops fail to load and kernels fail to compile.",
+        "缺少这些变量时 torch_npu 找不到 CANN：算子无法加载，核函数无法编译。",
+    ),
+)
 
 
 def set_env_script(toolkit: Toolkit) -> str:
@@ -49,18 +59,7 @@ def cann_variables(machine: Machine, toolkit: Toolkit | None) -> CheckResult:
         f"在作业的 shell 中先执行 source {script}，再启动 python",
     )
     if not home and not env.get("ASCEND_OPP_PATH"):
-        return CheckResult(
-            check,
-            Status.ERROR,
-            Text("set_env.sh has not been sourced", "未执行 set_env.sh"),
-            "ASCEND_HOME_PATH, ASCEND_TOOLKIT_HOME and ASCEND_OPP_PATH are unset",
-            Text(
-                "Without them torch_npu cannot find CANN: ops fail to load and kernels fail to compile.",
-                "缺少这些变量时 torch_npu 找不到 CANN：算子无法加载，核函数无法编译。",
-            ),
-            fix,
-            _exports(toolkit),
-        )
+        return NOT_SOURCED._replace(fix=fix, env=_exports(toolkit))
     wanted = {
         "ASCEND_HOME_PATH": home or "",
         "ASCEND_OPP_PATH": env.get("ASCEND_OPP_PATH", ""),

@@ -69,65 +69,50 @@ def driver_result(driver: Driver | None, smi_driver: str | None) -> CheckResult:
     )
 
 
+def _driver_mismatch(cann: str, driver: str, listed: str, older: bool) -> CheckResult:
+    fix = Text(
+        f"Upgrade the NPU driver and firmware (Ascend HDK) to one published for CANN {cann}: {listed}.",
+        f"将 NPU 驱动和固件（Ascend HDK）升级到与 CANN {cann} 配套的版本：{listed}。",
+    )
+    saw = f"CANN {cann}, driver {driver}"
+    if older:
+        title = Text(
+            f"CANN {cann} needs a newer driver than {driver}", f"CANN {cann} 需要比 {driver} 更新的驱动"
+        )
+        why = Text(
+            f"Every driver published for CANN {cann} is newer ({listed}); an older driver fails at device "
+            "open or first kernel launch.",
+            f"与 CANN {cann} 配套的驱动都更新（{listed}）；旧驱动会在打开设备或首次下发算子时失败。",
+        )
+        return CheckResult("versions.cann-driver", Status.ERROR, title, saw, why, fix)
+    title = Text(
+        f"Driver {driver} is not a published pairing for CANN {cann}",
+        f"驱动 {driver} 不在 CANN {cann} 的官方配套列表中",
+    )
+    why = Text(f"Published for CANN {cann}: {listed}.", f"CANN {cann} 的配套驱动：{listed}。")
+    return CheckResult("versions.cann-driver", Status.WARNING, title, saw, why, fix)
+
+
 def cann_driver(toolkit: Toolkit | None, driver: str | None) -> CheckResult | None:
+    """An error when the driver is older than every one published with this CANN; a warning when it
+    is not one of them otherwise (newer, or between two): not wrong, but not a tested pairing."""
     if toolkit is None or not driver:
         return None
-    found = compat.driver_fit(toolkit.version, driver)
-    check = "versions.cann-driver"
-    saw = f"CANN {toolkit.version}, driver {driver}"
+    cann = toolkit.version
+    found = compat.driver_fit(cann, driver)
+    saw = f"CANN {cann}, driver {driver}"
     if found is None:
         why = Text(
-            f"The table has no driver pairing for CANN {toolkit.version}.",
-            f"兼容性表中没有 CANN {toolkit.version} 的驱动配套信息。",
+            f"The table has no driver pairing for CANN {cann}.",
+            f"兼容性表中没有 CANN {cann} 的驱动配套信息。",
         )
-        return skipped(check, Text("CANN / driver not checked", "未检查 CANN / 驱动"), why, saw)
-    listed = few(found.known)
+        return skipped(
+            "versions.cann-driver", Text("CANN / driver not checked", "未检查 CANN / 驱动"), why, saw
+        )
     if found.matched:
-        return ok(
-            check,
-            Text(
-                f"Driver {driver} fits CANN {toolkit.version}",
-                f"驱动 {driver} 与 CANN {toolkit.version} 匹配",
-            ),
-            saw,
-        )
-    fix = Text(
-        f"Upgrade the NPU driver and firmware (Ascend HDK) to one published for CANN {toolkit.version}: "
-        f"{listed}.",
-        f"将 NPU 驱动和固件（Ascend HDK）升级到与 CANN {toolkit.version} 配套的版本：{listed}。",
-    )
-    if found.older:
-        return CheckResult(
-            check,
-            Status.ERROR,
-            Text(
-                f"CANN {toolkit.version} needs a newer driver than {driver}",
-                f"CANN {toolkit.version} 需要比 {driver} 更新的驱动",
-            ),
-            saw,
-            Text(
-                f"Every driver published for CANN {toolkit.version} is newer ({listed}); an older driver "
-                "fails at "
-                "device open or first kernel launch.",
-                f"与 CANN {toolkit.version} 配套的驱动都更新（{listed}）；"
-                "旧驱动会在打开设备或首次下发算子时失败。",
-            ),
-            fix,
-        )
-    return CheckResult(
-        check,
-        Status.WARNING,
-        Text(
-            f"Driver {driver} is not a published pairing for CANN {toolkit.version}",
-            f"驱动 {driver} 不在 CANN {toolkit.version} 的官方配套列表中",
-        ),
-        saw,
-        Text(
-            f"Published for CANN {toolkit.version}: {listed}.",
-            f"CANN {toolkit.version} 的配套驱动：{listed}。",
-        ),
-        fix,
-    )
+        title = Text(f"Driver {driver} fits CANN {cann}", f"驱动 {driver} 与 CANN {cann} 匹配")
+        return ok("versions.cann-driver", title, saw)
+    return _driver_mismatch(cann, driver, few(found.known), found.older)
 
 
 def _ranges(text: str) -> list[tuple[str, str]]:

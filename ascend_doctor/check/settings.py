@@ -21,6 +21,7 @@ HCCL_RANGES = {
     "HCCL_INTRA_ROCE_ENABLE": (0, 1),
     "HCCL_INTRA_PCIE_ENABLE": (0, 1),
 }
+NO_FIX = Text("", "")
 _BOOL = ("True", "False")
 # PYTORCH_NPU_ALLOC_CONF key -> a test of its value (torch_npu's allocator options).
 ALLOC_KEYS = {
@@ -52,70 +53,57 @@ def _float_in(value: str, low: float, high: float, *, low_open: bool, high_open:
     return above and below
 
 
-def visible_devices(machine: Machine, smi: NpuSmi | None) -> CheckResult:
-    check = "env.visible-devices"
-    value = machine.environ.get("ASCEND_RT_VISIBLE_DEVICES")
-    if value is None:
-        return ok(
-            check,
-            Text(
-                "ASCEND_RT_VISIBLE_DEVICES unset: every device is visible",
-                "未设置 ASCEND_RT_VISIBLE_DEVICES：所有设备可见",
-            ),
-        )
-    saw = f"ASCEND_RT_VISIBLE_DEVICES={value}"
-    ids = [part.strip() for part in value.split(",")]
-    bad = [part for part in ids if not part.isdigit()]
-    count = len(smi.chips) if smi else None
-    absent = [part for part in ids if part.isdigit() and count is not None and int(part) >= count]
-    if bad or absent or not ids:
-        present = f"{count} device(s), ids 0-{count - 1}" if count else "unknown devices"
-        return CheckResult(
-            check,
-            Status.ERROR,
-            Text(
-                "ASCEND_RT_VISIBLE_DEVICES names devices that are not there",
-                "ASCEND_RT_VISIBLE_DEVICES 指定了不存在的设备",
-            ),
-            saw + (f"; npu-smi shows {present}" if smi else ""),
-            Text(
-                f"Not device ids: {', '.join(bad) or '-'}; beyond the devices present: "
-                f"{', '.join(absent) or '-'}. "
-                "The runtime stops reading the list at the first invalid id, so fewer devices than meant are "
-                "used.",
-                f"不是设备号：{', '.join(bad) or '-'}；超出实际设备：{', '.join(absent) or '-'}。"
-                "运行时在第一个无效编号处停止解析，实际可用设备会少于预期。",
-            ),
-            Text(
-                "List existing device ids, comma-separated and ascending.",
-                "列出存在的设备号，用逗号分隔并按升序排列。",
-            ),
-        )
-    numbers = [int(part) for part in ids]
-    if numbers != sorted(set(numbers)):
-        return CheckResult(
-            check,
-            Status.WARNING,
-            Text("ASCEND_RT_VISIBLE_DEVICES is not ascending", "ASCEND_RT_VISIBLE_DEVICES 未按升序排列"),
-            saw,
-            Text("The runtime expects ascending, distinct ids.", "运行时要求设备号升序且不重复。"),
-            NO_FIX,
-            (
-                EnvRemedy(
-                    "ASCEND_RT_VISIBLE_DEVICES",
-                    ",".join(map(str, sorted(set(numbers)))),
-                    Text("ascending", "升序"),
-                ),
-            ),
-        )
-    return ok(
-        check,
-        Text("ASCEND_RT_VISIBLE_DEVICES names present devices", "ASCEND_RT_VISIBLE_DEVICES 指定的设备存在"),
+def _unknown_devices(saw: str, bad: list[str], absent: list[str]) -> CheckResult:
+    return CheckResult(
+        "env.visible-devices",
+        Status.ERROR,
+        Text(
+            "ASCEND_RT_VISIBLE_DEVICES names devices that are not there",
+            "ASCEND_RT_VISIBLE_DEVICES 指定了不存在的设备",
+        ),
         saw,
+        Text(
+            f"Not device ids: {', '.join(bad) or '-'}; beyond the devices present: "
+            f"{', '.join(absent) or '-'}. "
+            "The runtime stops reading the list at the first invalid id: fewer devices than meant are used.",
+            f"不是设备号：{', '.join(bad) or '-'}；超出实际设备：{', '.join(absent) or '-'}。"
+            "运行时在第一个无效编号处停止解析，实际可用设备会少于预期。",
+        ),
+        Text(
+            "List existing device ids, comma-separated and ascending.",
+            "列出存在的设备号，用逗号分隔并按升序排列。",
+        ),
     )
 
 
-NO_FIX = Text("", "")
+def visible_devices(machine: Machine, smi: NpuSmi | None) -> CheckResult:
+    """Ids that are numbers, of devices npu-smi shows (one per chip), ascending."""
+    check = "env.visible-devices"
+    value = machine.environ.get("ASCEND_RT_VISIBLE_DEVICES")
+    if value is None:
+        title = Text(
+            "ASCEND_RT_VISIBLE_DEVICES unset: every device is visible",
+            "未设置 ASCEND_RT_VISIBLE_DEVICES：所有设备可见",
+        )
+        return ok(check, title)
+    saw = f"ASCEND_RT_VISIBLE_DEVICES={value}"
+    ids = [part.strip() for part in value.split(",")]
+    bad = [part for part in ids if not part.isdigit()]
+    count = len(smi.chips) if smi and smi.chips else None
+    absent = [part for part in ids if part.isdigit() and count is not None and int(part) >= count]
+    if bad or absent:
+        return _unknown_devices(saw + (f"; npu-smi shows {count} device(s)" if count else ""), bad, absent)
+    numbers = [int(part) for part in ids]
+    ascending = ",".join(map(str, sorted(set(numbers))))
+    if ",".join(map(str, numbers)) != ascending:
+        why = Text("The runtime expects ascending, distinct ids.", "运行时要求设备号升序且不重复。")
+        remedy = EnvRemedy("ASCEND_RT_VISIBLE_DEVICES", ascending, Text("ascending", "升序"))
+        title = Text("ASCEND_RT_VISIBLE_DEVICES is not ascending", "ASCEND_RT_VISIBLE_DEVICES 未按升序排列")
+        return CheckResult(check, Status.WARNING, title, saw, why, NO_FIX, (remedy,))
+    title = Text(
+        "ASCEND_RT_VISIBLE_DEVICES names present devices", "ASCEND_RT_VISIBLE_DEVICES 指定的设备存在"
+    )
+    return ok(check, title, saw)
 
 
 def hccl_variables(machine: Machine) -> CheckResult:

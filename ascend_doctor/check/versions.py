@@ -45,58 +45,22 @@ def packages_result(python: Interpreter) -> CheckResult:
     return ok("versions.packages", Text("Python packages read", "已读取 Python 包版本"), saw)
 
 
-def torch_pair(python: Interpreter) -> CheckResult:
-    """torch_npu X.Y.Z.* is built against torch X.Y.Z and nothing else."""
-    check = "versions.torch-torch_npu"
-    torch = python.packages.get("torch", ("", ""))[0]
-    npu = python.packages.get("torch-npu", ("", ""))[0]
-    if not npu:
-        why = Text("torch_npu is not installed in this interpreter", "该解释器中未安装 torch_npu")
-        return skipped(check, Text("torch / torch_npu not checked", "未检查 torch / torch_npu"), why)
-    rows = compat.torch_npu_rows(npu)
-    if not torch:
-        return CheckResult(
-            check,
-            Status.ERROR,
-            Text(f"torch_npu {npu} without torch", f"安装了 torch_npu {npu} 但没有 torch"),
-            f"torch_npu {npu}",
-            Text(
-                "torch_npu is an extension of torch and cannot be imported without it.",
-                "torch_npu 是 torch 的扩展，没有 torch 无法导入。",
-            ),
-            _pin_torch(rows, npu),
-        )
+def _torch_mismatch(torch: str, npu: str, rows: list[dict[str, str]]) -> CheckResult:
     wanted = sorted({row["torch"] for row in rows}, key=key)
-    if not rows:
-        return CheckResult(
-            check,
-            Status.WARNING,
-            Text(f"torch_npu {npu} is not in the compatibility table", f"兼容性表中没有 torch_npu {npu}"),
-            f"torch {torch}, torch_npu {npu}",
-            Text(
-                "Its torch cannot be checked; torch_npu X.Y.Z is normally built for torch X.Y.Z.",
-                "无法核对其 torch 版本；torch_npu X.Y.Z 通常对应 torch X.Y.Z。",
-            ),
-        )
-    if any(release(torch)[:3] == release(want)[:3] for want in wanted):
-        return ok(
-            check,
-            Text(f"torch {torch} fits torch_npu {npu}", f"torch {torch} 与 torch_npu {npu} 匹配"),
-            f"torch {torch}, torch_npu {npu}",
-        )
     fitting = compat.torch_npu_for_torch(torch)
+    base = shown(release(torch)[:3])
     other = (
-        f" For torch {shown(release(torch)[:3])}: torch_npu {few(fitting)}."
+        f" For torch {base}: torch_npu {few(fitting)}."
         if fitting
-        else f" No torch_npu is published for torch {shown(release(torch)[:3])}."
+        else f" No torch_npu is published for torch {base}."
     )
     other_zh = (
-        f"与 torch {shown(release(torch)[:3])} 匹配的 torch_npu：{few(fitting)}。"
+        f"与 torch {base} 匹配的 torch_npu：{few(fitting)}。"
         if fitting
-        else f"没有为 torch {shown(release(torch)[:3])} 发布的 torch_npu。"
+        else f"没有为 torch {base} 发布的 torch_npu。"
     )
     return CheckResult(
-        check,
+        "versions.torch-torch_npu",
         Status.ERROR,
         Text(f"torch {torch} does not fit torch_npu {npu}", f"torch {torch} 与 torch_npu {npu} 不匹配"),
         f"torch {torch}, torch_npu {npu}",
@@ -107,11 +71,42 @@ def torch_pair(python: Interpreter) -> CheckResult:
             f"torch_npu {npu} 只适配 torch {' 或 '.join(wanted)}；与其他版本的 torch 一起导入会失败"
             f"（undefined symbol）或行为异常。{other_zh}",
         ),
-        _pin_torch(rows, npu, fitting),
+        _pin_torch(rows, fitting),
     )
 
 
-def _pin_torch(rows: list[dict[str, str]], npu: str, fitting: list[str] | None = None) -> Text:
+def torch_pair(python: Interpreter) -> CheckResult:
+    """torch_npu X.Y.Z.* is built against torch X.Y.Z and nothing else."""
+    check = "versions.torch-torch_npu"
+    torch = python.packages.get("torch", ("", ""))[0]
+    npu = python.packages.get("torch-npu", ("", ""))[0]
+    saw = f"torch {torch or '(not installed)'}, torch_npu {npu}"
+    if not npu:
+        why = Text("torch_npu is not installed in this interpreter", "该解释器中未安装 torch_npu")
+        return skipped(check, Text("torch / torch_npu not checked", "未检查 torch / torch_npu"), why)
+    rows = compat.torch_npu_rows(npu)
+    if not torch:
+        title = Text(f"torch_npu {npu} without torch", f"安装了 torch_npu {npu} 但没有 torch")
+        why = Text(
+            "torch_npu extends torch and cannot be imported without it.",
+            "torch_npu 是 torch 的扩展，没有 torch 无法导入。",
+        )
+        return CheckResult(check, Status.ERROR, title, saw, why, _pin_torch(rows))
+    if not rows:
+        title = Text(f"torch_npu {npu} is not in the compatibility table", f"兼容性表中没有 torch_npu {npu}")
+        why = Text(
+            "Its torch cannot be checked; torch_npu X.Y.Z is normally built for torch X.Y.Z.",
+            "无法核对其 torch 版本；torch_npu X.Y.Z 通常对应 torch X.Y.Z。",
+        )
+        return CheckResult(check, Status.WARNING, title, saw, why)
+    if any(release(torch)[:3] == release(row["torch"])[:3] for row in rows):
+        return ok(
+            check, Text(f"torch {torch} fits torch_npu {npu}", f"torch {torch} 与 torch_npu {npu} 匹配"), saw
+        )
+    return _torch_mismatch(torch, npu, rows)
+
+
+def _pin_torch(rows: list[dict[str, str]], fitting: list[str] | None = None) -> Text:
     torch = sorted({row["torch"] for row in rows}, key=key)
     pin = f"pip install torch=={torch[-1]}" if torch else "pip install torch"
     alt = f" (or keep torch and install torch_npu=={fitting[0]})" if fitting else ""
@@ -189,6 +184,33 @@ def torch_npu_cann(python: Interpreter | None, toolkit: Toolkit | None) -> Check
     )
 
 
+VLLM_STACK = Text(
+    "vllm-ascend is built against one vLLM, torch and torch_npu; installing vLLM or torch afterwards often "
+    "replaces them.",
+    "vllm-ascend 针对特定的 vLLM、torch 和 torch_npu 构建；之后再安装 vLLM 或 torch 常会把它们替换掉。",
+)
+
+
+def _vllm_mismatch(version: str, wrong: list[str], wants: dict[str, str], saw: str) -> CheckResult:
+    pins = " ".join(
+        f"{name.replace('-', '_')}=={want.split('/')[0].lstrip('v')}" for name, want in wants.items()
+    )
+    return CheckResult(
+        "versions.vllm-ascend",
+        Status.ERROR,
+        Text(
+            f"vllm-ascend {version} does not fit: " + ", ".join(wrong),
+            f"vllm-ascend {version} 与依赖不匹配：" + "，".join(wrong),
+        ),
+        saw,
+        VLLM_STACK,
+        Text(
+            f"pip install {pins} (then reinstall vllm-ascend {version})",
+            f"pip install {pins}（然后重新安装 vllm-ascend {version}）",
+        ),
+    )
+
+
 def vllm_ascend_result(python: Interpreter, toolkit: Toolkit | None) -> CheckResult | None:
     """vllm-ascend pins vLLM, torch and torch_npu, and names the CANN it is tested with."""
     version = python.packages.get("vllm-ascend", ("", ""))[0]
@@ -204,42 +226,19 @@ def vllm_ascend_result(python: Interpreter, toolkit: Toolkit | None) -> CheckRes
         return skipped(check, Text("vllm-ascend not checked", "未检查 vllm-ascend"), why)
     wants = {"vllm": row["vllm"], "torch": row["torch"], "torch-npu": row["torch_npu"]}
     have = {name: python.packages.get(name, ("(not installed)", ""))[0] for name in wants}
+    saw = f"vllm-ascend {version}: " + ", ".join(f"{name.replace('-', '_')} {have[name]}" for name in wants)
     wrong = [
         f"{name.replace('-', '_')} {have[name]} (wants {want})"
         for name, want in wants.items()
         if not any(release(have[name])[:3] == release(one)[:3] for one in want.split("/"))
     ]
-    cann_note = ""
+    if wrong:
+        return _vllm_mismatch(version, wrong, wants, saw)
     if toolkit is not None and not fits(toolkit.version, row["cann"]):
-        cann_note = f"; tested with CANN {row['cann']}, found {toolkit.version}"
-    saw = f"vllm-ascend {version}: " + ", ".join(f"{name.replace('-', '_')} {have[name]}" for name in wants)
-    if not wrong:
-        status = Status.WARNING if cann_note else Status.OK
-        title = Text(f"vllm-ascend {version} fits its stack", f"vllm-ascend {version} 与依赖匹配")
-        why = Text(
-            cann_note.lstrip("; ") + "." if cann_note else "",
-            cann_note.lstrip("; ") + "。" if cann_note else "",
+        title = Text(
+            f"vllm-ascend {version} is tested with CANN {row['cann']}, not {toolkit.version}",
+            f"vllm-ascend {version} 的测试环境是 CANN {row['cann']}，而不是 {toolkit.version}",
         )
-        return CheckResult(check, status, title, saw + cann_note, why)
-    pins = " ".join(
-        f"{name.replace('-', '_')}=={want.split('/')[0].lstrip('v')}" for name, want in wants.items()
-    )
-    return CheckResult(
-        check,
-        Status.ERROR,
-        Text(
-            f"vllm-ascend {version} does not fit: " + ", ".join(wrong),
-            f"vllm-ascend {version} 与依赖不匹配：" + "，".join(wrong),
-        ),
-        saw + cann_note,
-        Text(
-            "vllm-ascend is built against one vLLM, torch and torch_npu; installing vLLM or torch afterwards "
-            "often replaces them.",
-            "vllm-ascend 针对特定的 vLLM、torch 和 torch_npu 构建；之后再安装 vLLM 或 torch "
-            "常会把它们替换掉。",
-        ),
-        Text(
-            f"pip install {pins} (then reinstall vllm-ascend {version})",
-            f"pip install {pins}（然后重新安装 vllm-ascend {version}）",
-        ),
-    )
+        why = Text("Its custom ops are built for that CANN.", "其自定义算子是针对该 CANN 构建的。")
+        return CheckResult(check, Status.WARNING, title, f"{saw}; CANN {toolkit.version}", why)
+    return ok(check, Text(f"vllm-ascend {version} fits its stack", f"vllm-ascend {version} 与依赖匹配"), saw)
