@@ -200,7 +200,7 @@ def libgomp_preload(machine: Machine, python: Interpreter | None) -> CheckResult
         return skipped(
             check,
             title,
-            Text(f"only aarch64 hosts need it (this is {arch})", f"仅 aarch64 主机需要（当前为 {arch}）"),
+            Text(f"only aarch64 hosts need it; this is {arch}", f"仅 aarch64 主机需要；当前为 {arch}"),
         )
     preload = machine.environ.get("LD_PRELOAD", "")
     if "libgomp" in preload:

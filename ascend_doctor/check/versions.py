@@ -27,7 +27,8 @@ SHOWN = 8  # versions that would fit, at most
 
 
 def few(versions: list[str]) -> str:
-    return ", ".join(versions[:SHOWN]) + (", …" if len(versions) > SHOWN else "")
+    more = len(versions) - SHOWN
+    return ", ".join(versions[:SHOWN]) + (f" and {more} more" if more > 0 else "")
 
 
 def python_result(python: Interpreter) -> CheckResult:

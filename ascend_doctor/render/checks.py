@@ -46,6 +46,10 @@ WORDS = {
         "fix": "修复",
         "env": "环境变量",
         "probe": "--deep 探测输出的诊断：",
+        "ok": "通过",
+        "warning": "警告",
+        "error": "错误",
+        "skipped": "跳过",
         "footer": "ascend-doctor {version}：{count} 项检查：{ok} 通过，{warning} 警告，{error} 错误，"
         "{skipped} 跳过",
     },
@@ -54,6 +58,11 @@ WORDS = {
 
 def words(report: CheckReport) -> dict[str, str]:
     return WORDS.get(report.lang, WORDS["en"])
+
+
+def status_word(status: Status, said: dict[str, str]) -> str:
+    """`error`, or its translation; json keeps the English value."""
+    return said.get(status.value, status.value)
 
 
 def verdict(report: CheckReport) -> str:
@@ -129,7 +138,7 @@ class CheckTextRenderer:
                 title += f" ({result.why.get(report.lang)})"
             lines.append(
                 [
-                    (f"{MARKS[result.status]} {result.status.value:<8} ", STYLES[result.status]),
+                    (f"{MARKS[result.status]} {status_word(result.status, said):<8} ", STYLES[result.status]),
                     (f"{result.id:<{width}}  ", "cyan"),
                     (printable(title), "bold" if result.status in (Status.ERROR, Status.WARNING) else ""),
                 ]
