@@ -67,7 +67,10 @@ def _homes(machine: Machine) -> list[tuple[str, str]]:
     for name in ("ASCEND_TOOLKIT_HOME", "ASCEND_HOME_PATH"):
         value = machine.environ.get(name)
         if value:
-            found.append((value, "cann" if "/cann" in value else "ascend-toolkit"))
+            layout = (
+                "cann" if os.path.basename(os.path.normpath(value)).startswith("cann") else "ascend-toolkit"
+            )
+            found.append((value, layout))
     for root in install_roots(machine):
         found.append((os.path.join(root, "ascend-toolkit", "latest"), "ascend-toolkit"))
         found.append((os.path.join(root, "cann"), "cann"))

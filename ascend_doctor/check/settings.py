@@ -128,6 +128,10 @@ def hccl_variables(machine: Machine) -> CheckResult:
             saw,
             Text("Keep the link-setup timeout below the execution timeout.", "建链超时应小于执行超时。"),
         )
+    if not given:
+        return ok(
+            check, Text("No HCCL variable set: HCCL's defaults apply", "未设置 HCCL 变量：使用默认值"), saw
+        )
     if not wrong:
         return ok(check, Text("HCCL variables are in range", "HCCL 变量取值有效"), saw)
     return CheckResult(

@@ -43,7 +43,7 @@ def packages_result(python: Interpreter) -> CheckResult:
         f"{python.packages[name][0] if name in python.packages else '(not installed)'}"
         for name in shown_names
     )
-    return ok("versions.packages", Text("Python packages read", "已读取 Python 包版本"), saw)
+    return ok("versions.packages", Text(saw, saw), f"{saw} (metadata on {python.executable}'s path)")
 
 
 def _torch_mismatch(torch: str, npu: str, rows: list[dict[str, str]]) -> CheckResult:

@@ -7,7 +7,8 @@ import sys
 
 import click
 
-from ascend_doctor.config import LANGUAGES, default_language, no_color_requested
+from ascend_doctor.config import LANGUAGES, default_language, environment, no_color_requested
+from ascend_doctor.errors import ExitCode
 
 CHECK_FORMATS = ("text", "json", "markdown", "github")
 EPILOG = """\b
@@ -77,12 +78,11 @@ def check_command(
 
     if python is not None and not os.path.exists(python):
         raise click.BadParameter(f"{python}: no such file", param_hint="--python")
-    machine = Machine(
-        root="/", path=os.environ.get("PATH", os.defpath), environ=dict(os.environ), python=python
-    )
+    environ = environment()
+    machine = Machine(root="/", path=environ.get("PATH", os.defpath), environ=environ, python=python)
     report = run_checks(machine, deep=deep, lang=lang or default_language(), probe_timeout=timeout)
     if color is None:
         color = sys.stdout.isatty() and not no_color_requested()
     renderer = CHECK_RENDERERS[fmt](color=color) if fmt == "text" else CHECK_RENDERERS[fmt]()
     renderer.render(report, sys.stdout)
-    sys.exit(1 if report.failed else 0)
+    sys.exit(int(ExitCode.FOUND if report.failed else ExitCode.CLEAN))
