@@ -41,6 +41,7 @@ level or no Ascend software or device was found, 2 usage error.
 @click.option(
     "--timeout",
     type=click.FloatRange(1, 3600),
+    metavar="SECONDS",
     default=120.0,
     show_default=True,
     help="Seconds the --deep probe may take.",
