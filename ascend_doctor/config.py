@@ -69,6 +69,11 @@ def github_step_summary(environ: Mapping[str, str] | None = None) -> str | None:
     return env.get("GITHUB_STEP_SUMMARY") or None
 
 
+def environment() -> dict[str, str]:
+    """A copy of the whole environment, for `check`: it examines the variables a job would inherit."""
+    return dict(os.environ)
+
+
 def cpu_count() -> int:
     try:
         return max(1, len(os.sched_getaffinity(0)))

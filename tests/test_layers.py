@@ -18,8 +18,9 @@ MAY_IMPORT: dict[str, set[str]] = {
     "match": {"spine", "read"},
     "watch": {"spine", "read"},  # a job's output passed through while it is read
     "engine": {"spine", "read", "rulebase", "match"},  # engine, ranking
-    "render": {"spine", "read", "rulebase", "match", "engine"},
-    "cli": {"spine", "read", "rulebase", "match", "engine", "render", "watch"},
+    "check": {"spine", "rulebase", "engine"},  # `check`: the machine; --deep hands its probe to the engine
+    "render": {"spine", "read", "rulebase", "match", "engine", "check"},
+    "cli": {"spine", "read", "rulebase", "match", "engine", "check", "render", "watch"},
     "main": {"spine", "cli"},  # __main__
 }
 TOP = {"engine": "engine", "ranking": "engine", "__main__": "main"}

@@ -161,10 +161,12 @@ def diagnose_command(**options: Any) -> None:
 def app() -> click.Group:
     """The full command group. The other commands are added here, not by importing this module
     from theirs: commands depend on the group's module never, the group on theirs only here."""
+    from ascend_doctor.cli.check import check_command
     from ascend_doctor.cli.explain import explain_command
     from ascend_doctor.cli.rules import rules_group
     from ascend_doctor.cli.run import run_command
 
+    cli.add_command(check_command)
     cli.add_command(explain_command)
     cli.add_command(rules_group)
     cli.add_command(run_command)
@@ -176,6 +178,6 @@ def main(argv: Sequence[str] | None = None) -> None:
     args = list(sys.argv[1:] if argv is None else argv)
     # A diagnosis needs none of the other command groups: importing them (YAML, the knowledge
     # base, regex) costs ~30 ms of start-up on every run.
-    other = args[:1] in (["explain"], ["rules"], ["run"]) or {"-h", "--help", "--version"} & set(args)
+    other = args[:1] in (["check"], ["explain"], ["rules"], ["run"]) or {"-h", "--help", "--version"} & set(args)
     quick = bool(args) and not other
     (cli if quick else app()).main(args=args, prog_name="ascend-doctor")

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
-COMMANDS = ("diagnose", "explain", "rules", "run")
+COMMANDS = ("diagnose", "check", "explain", "rules", "run")
 FAIL_ON = ("error", "warning", "info", "never")
 ENGINES = ("auto", "python", "hyperscan")
 MAX_JOBS = 64

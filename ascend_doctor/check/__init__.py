@@ -1,0 +1,1 @@
+"""`ascend-doctor check`: examine a machine before a job runs (versions, environment, devices)."""
