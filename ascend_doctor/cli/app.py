@@ -178,6 +178,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     args = list(sys.argv[1:] if argv is None else argv)
     # A diagnosis needs none of the other command groups: importing them (YAML, the knowledge
     # base, regex) costs ~30 ms of start-up on every run.
-    other = args[:1] in (["check"], ["explain"], ["rules"], ["run"]) or {"-h", "--help", "--version"} & set(args)
+    other = args[:1] in (["check"], ["explain"], ["rules"], ["run"])
+    other = other or bool({"-h", "--help", "--version"} & set(args))
     quick = bool(args) and not other
     (cli if quick else app()).main(args=args, prog_name="ascend-doctor")
