@@ -19,7 +19,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # this checkout, not an installed copy
 
-from ascend_doctor.match.matcher import Matcher  # noqa: E402
+from ascend_doctor.match.matcher import Matcher
 from ascend_doctor.match.scanner import StreamScanner
 from ascend_doctor.model import Kind
 from ascend_doctor.rulebase.load import load_rulebase
@@ -54,7 +54,9 @@ def main(argv: list[str] | None = None) -> int:
         same = "same-category" if a.category == b.category else "DIFFERENT"
         print(f"{tag} {same}")
         for r in (a, b):
-            print(f"  {r.id:50s} {r.category:28s} {r.kind.value:7s} {r.severity.value:7s} {r.confidence.value}")
+            print(
+                f"  {r.id:50s} {r.category:28s} {r.kind.value:7s} {r.severity.value:7s} {r.confidence.value}"
+            )
         for line in sorted(set(lines))[:3]:
             print(f"    | {line[:150]}")
         shown += 1
