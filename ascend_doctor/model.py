@@ -102,15 +102,23 @@ class Evidence(NamedTuple):
     captures: tuple[tuple[str, str], ...] = ()
 
 
+# What a matched line is besides output of the job: the source line a traceback quotes, or prose
+# that names a code (a hint, a comment, a doc line, a command that looks for it).
+CODE = "code"
+PROSE = "prose"
+
+
 class Match(NamedTuple):
-    """A rule firing on one line, with where it stands among all inputs, and whether its match
-    ran on into the next line (1) or began in the previous one (-1)."""
+    """A rule firing on one line, with where it stands among all inputs, whether its match ran
+    on into the next line (1) or began in the previous one (-1), and whether the line only quotes
+    what it names (CODE, PROSE; "" for a line the job printed)."""
 
     rule_id: str
     pattern_index: int
     evidence: Evidence
     input_index: int
     wrap: int = 0
+    quoted: str = ""
 
 
 class InputRecord(NamedTuple):

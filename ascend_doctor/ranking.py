@@ -1,7 +1,7 @@
 """Matches -> ranked findings: one finding per cause, the real cause first.
 
-Matches are grouped by rule, then groups of the same category and severity are folded into the
-best-ranked one: two OOM rules firing on one OOM are one cause; HCCL timeouts on seven ranks are
+Matches are grouped by rule, then groups of the same category are folded into the best-ranked
+one: two OOM rules firing on one OOM are one cause; HCCL timeouts on seven ranks are
 one consequence. In the catch-all categories only symptoms fold; causes there stay apart.
 The ranking key, best first:
   1. severity (error, warning, info), then the latest run first: a file whose errors all came
@@ -26,7 +26,7 @@ from collections import Counter
 from collections.abc import Iterable, Sequence
 from typing import NamedTuple, Optional
 
-from ascend_doctor.model import EnvRemedy, Evidence, Finding, Kind, Match, Rule, Severity
+from ascend_doctor.model import PROSE, Confidence, EnvRemedy, Evidence, Finding, Kind, Match, Rule, Severity
 from ascend_doctor.read.events import remote_rank
 
 VICTIM_CATEGORIES = frozenset({"hccl_timeout"})
@@ -178,12 +178,33 @@ def _reports_the_timeout(rule: Rule, matches: Sequence[Match], lines: frozenset[
     return (first.input_index, first.evidence.line) in lines
 
 
-def _fold_by_category(groups: list[_Group], clock: _Clock) -> list[_Group]:
-    """Groups arrive best first; later groups of a category and severity fold into the first one."""
+def _sightings(matches: list[Match], rules: dict[str, Rule]) -> tuple[list[Match], dict[str, Rule]]:
+    """What the job printed. The source line a traceback quotes, or prose that names a code (a
+    hint, a comment, a command that looks for it), is no sighting of a rule that the job's own
+    output shows. A rule that only prose shows is at most a note; one that only quoted source
+    shows keeps its severity (the line that raised is the signature: mmcv's `next(...)`)."""
+    quoted = {m.rule_id for m in matches if m.quoted}
+    if not quoted:
+        return matches, rules
+    printed = {m.rule_id for m in matches if not m.quoted}
+    kept = [m for m in matches if not m.quoted or m.rule_id not in printed]
+    notes = {m.rule_id for m in kept if m.quoted == PROSE}
+    demoted = {
+        rule_id: rules[rule_id]._replace(severity=Severity.INFO, confidence=Confidence.LOW)
+        for rule_id in notes
+        if rules[rule_id].severity is not Severity.INFO
+    }
+    return kept, {**rules, **demoted} if demoted else rules
+
+
+def _fold_by_category(groups: list[_Group], clock: _Clock, rules: dict[str, Rule]) -> list[_Group]:
+    """Groups arrive best first; later groups of a category fold into the first one, whatever
+    their severity (a warning and an error about one backend are one cause). The evidence of the
+    more severe rules comes first: it is where the finding is said to be."""
     kept: dict[tuple[str, ...], _Group] = {}
     for group in groups:
         rule = group.rule
-        cause: tuple[str, ...] = (rule.category, rule.severity.value)
+        cause: tuple[str, ...] = (rule.category,)
         if rule.category in CATCH_ALL_CATEGORIES and rule.kind is Kind.CAUSE:
             cause += (rule.id,)
         best = kept.get(cause)
@@ -192,8 +213,10 @@ def _fold_by_category(groups: list[_Group], clock: _Clock) -> list[_Group]:
             continue
         best.also.append(group.rule.id)
         lines = {(m.input_index, m.evidence.line) for m in best.matches}
-        best.matches.extend(m for m in group.matches if (m.input_index, m.evidence.line) not in lines)
-        best.matches.sort(key=clock.position)
+        best.matches.extend(
+            m for m in group.matches if not m.quoted and (m.input_index, m.evidence.line) not in lines
+        )
+        best.matches.sort(key=lambda m: (-rules[m.rule_id].severity.weight, clock.position(m)))
     return list(kept.values())
 
 
@@ -262,8 +285,7 @@ def rank(
     """Group matches by rule, fold by category, and order by the documented key. `peer`: what
     `waited_for` found in the same matches (timeouts that name the top finding's rank are its
     consequences); `earlier`: what `earlier_runs` found in them."""
-    by_id = {rule.id: rule for rule in rules}
-    every = list(matches)
+    every, by_id = _sightings(list(matches), {rule.id: rule for rule in rules})
     clock = _Clock(every, by_id)
     grouped: dict[str, list[Match]] = {}
     for match in every:
@@ -287,7 +309,7 @@ def rank(
         stale = earlier is not None and all(match.input_index in earlier.inputs for match in found)
         groups.append(_Group(rule, found, clock.position(found[0]), (stale, victim, awaited)))
     groups.sort(key=lambda group: group.key)
-    groups = _fold_by_category(groups, clock)
+    groups = _fold_by_category(groups, clock, by_id)
     if not groups:
         return ()
     top = groups[0]

@@ -17,7 +17,7 @@ from typing import BinaryIO, Union
 
 from ascend_doctor.match import prefilter
 from ascend_doctor.match.matcher import Matcher
-from ascend_doctor.model import Evidence, Match
+from ascend_doctor.model import CODE, PROSE, Evidence, Match
 from ascend_doctor.read import events
 
 Buffer = Union[bytes, mmap.mmap]
@@ -200,6 +200,7 @@ class StreamScanner:
         timed = False
         pieces = events.segments(text)
         previous, following = (_edge_segment(raw, last) for raw, last in zip(neighbours, (True, False)))
+        code = events.quoted_source(text, previous)
         for position, (piece, prefix_rank) in enumerate(pieces):
             wrap_before = previous if position == 0 else ""
             wrap_after = following if position == len(pieces) - 1 else ""
@@ -225,7 +226,8 @@ class StreamScanner:
                     captures=hit.captures,
                 )
                 rule_id = self.matcher.rules[hit.rule_index].id
-                match = Match(rule_id, hit.pattern_index, evidence, self.input_index, hit.wrap)
+                quoted = CODE if code and position == 0 else PROSE if events.prose(piece, hit.span) else ""
+                match = Match(rule_id, hit.pattern_index, evidence, self.input_index, hit.wrap, quoted)
                 self.result.matches.append(match)
 
 
