@@ -6,9 +6,9 @@ one consequence. In the catch-all categories only symptoms fold; causes there st
 The ranking key, best first:
   1. severity (error, warning, info), then the latest run first: a file whose errors all came
      long before the others' (an old plog left in ~/ascend/log) is of an earlier run
-  2. victims last: an HCCL timeout is what ranks print while waiting for the rank that failed;
-     so is a catch-all error that only the ranks that timed out print (torch_npu's "call acl api
-     failed" after the timeout), an echo of it
+  2. victims last: a collective timeout (HCCL; NCCL in a GPU job) is what ranks print while
+     waiting for the rank that failed; so is a catch-all error that only the ranks that timed
+     out print (torch_npu's "call acl api failed" after the timeout), an echo of it
   3. kind (cause before symptom)
   4. said by the rank the timeouts name as the one they waited for (`remote rank [3]`): stronger
      evidence than time, which a restarted job's earlier attempt wins
@@ -30,6 +30,9 @@ from ascend_doctor.model import PROSE, Confidence, EnvRemedy, Evidence, Finding,
 from ascend_doctor.read.events import remote_rank
 
 VICTIM_CATEGORIES = frozenset({"hccl_timeout"})
+# Collective timeouts outside Ascend: a GPU job's ranks waiting for the one that failed (a CUDA
+# OOM). Their category is not_ascend, as for the rest of a GPU log, so the rules are named here.
+VICTIM_RULES = frozenset({"python.nccl-watchdog-timeout"})
 # Catch-all categories name no single cause: two different causes in them stay apart.
 CATCH_ALL_CATEGORIES = frozenset({"needs_more_evidence", "not_ascend"})
 MAX_EVIDENCE = 10
@@ -42,6 +45,11 @@ FILE = -1  # the clock's key for a whole file, beside its ranks
 # sets (the ranks that time out waiting for the first failing one stay in its run), and than any
 # time-zone offset between logs of one run (a container's UTC log beside local-time plogs).
 RUN_GAP = 24 * 3600.0
+
+
+def waits(rule: Rule) -> bool:
+    """Whether a rule is what a rank prints while it waits for another one: a collective timeout."""
+    return rule.category in VICTIM_CATEGORIES or rule.id in VICTIM_RULES
 
 
 class EarlierRuns(NamedTuple):
@@ -138,7 +146,7 @@ def _first_timeouts(
     first: dict[_Where, _Moment] = {}
     for match in matches:
         rule, rank = rules[match.rule_id], match.evidence.rank
-        if rule.category not in VICTIM_CATEGORIES or rule.severity is not Severity.ERROR:
+        if not waits(rule) or rule.severity is not Severity.ERROR:
             continue
         if rank is None or rank == peer:
             continue
@@ -223,9 +231,9 @@ def _fold_by_category(groups: list[_Group], clock: _Clock, rules: dict[str, Rule
 def _role(rule: Rule, top: Rule, waited_on_top: bool) -> tuple[str, str | None]:
     """A finding's role beside the top one. Timeouts are the consequence of a top cause, and of a
     top symptom (a bare EZ9999) when they name its rank as the one they waited for."""
-    if rule is top or top.category in VICTIM_CATEGORIES:
+    if rule is top or waits(top):
         return "cause", None
-    if rule.category in VICTIM_CATEGORIES and (top.kind is Kind.CAUSE or waited_on_top):
+    if waits(rule) and (top.kind is Kind.CAUSE or waited_on_top):
         return "consequence", top.id
     if top.kind is not Kind.CAUSE:
         return "cause", None
@@ -266,7 +274,7 @@ def _finding(group: _Group, top: _Group, waited_on_top: bool) -> Finding:
 
 def waited_for(matches: Iterable[Match], rules: Sequence[Rule]) -> tuple[int, int] | None:
     """The peer rank that timeouts name most (`remote rank [5]`), with how many lines name it."""
-    victims = {rule.id for rule in rules if rule.category in VICTIM_CATEGORIES}
+    victims = {rule.id for rule in rules if waits(rule)}
     counts: Counter[int] = Counter()
     for match in matches:
         if match.rule_id in victims:
@@ -294,14 +302,14 @@ def rank(
     timeout_lines = frozenset(
         (m.input_index, m.evidence.line)
         for m in every
-        if by_id[m.rule_id].category in VICTIM_CATEGORIES and by_id[m.rule_id].severity is Severity.ERROR
+        if waits(by_id[m.rule_id]) and by_id[m.rule_id].severity is Severity.ERROR
     )
     groups = []
     for rule_id, found in grouped.items():
         found.sort(key=clock.position)
         rule = by_id[rule_id]
         victim = (
-            rule.category in VICTIM_CATEGORIES
+            waits(rule)
             or _echoes_timeouts(rule, found, timeouts)
             or _reports_the_timeout(rule, found, timeout_lines)
         )

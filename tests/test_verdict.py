@@ -221,3 +221,28 @@ def test_beside_a_log_of_several_ranks_the_awaited_ranks_error_is_not_called_mis
     report, _ = diagnose_json(str(tmp_path / "rank0.log"), str(tmp_path / "all.log"))
     assert "not in these logs" not in report["verdict"]
     assert "no known Ascend error of rank 3 was found" in report["verdict"]
+
+
+CUDA_OOM = (
+    "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. "
+    "GPU 5 has a total capacity of 79.15 GiB of which 1.21 GiB is free.\n"
+)
+NCCL_WATCHDOG = (
+    "[rank{rank}]:[E ProcessGroupNCCL.cpp:1182] [Rank {rank}] NCCL watchdog thread terminated with exception: "
+    "[Rank {rank}] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=1842, OpType=ALLREDUCE, "
+    "NumelIn=1, NumelOut=1, Timeout(ms)=600000) ran for 600031 milliseconds before timing out.\n"
+)
+
+
+def test_a_gpu_jobs_watchdog_timeouts_are_the_consequence_of_its_cuda_oom(tmp_path: Path) -> None:
+    """As HCCL timeouts are for Ascend: rank 5 ran out of GPU memory, the seven others timed out
+    waiting for it (and their logs come first)."""
+    for rank in (0, 1, 2, 3, 4, 6, 7):
+        (tmp_path / f"rank{rank}.log").write_text(NCCL_WATCHDOG.format(rank=rank))
+    (tmp_path / "rank5.log").write_text(CUDA_OOM)
+    report, _ = diagnose_json(str(tmp_path))
+    findings = report["findings"]
+    assert [f["rule_id"] for f in findings] == ["python.cuda-out-of-memory", "python.nccl-watchdog-timeout"]
+    assert (findings[1]["role"], findings[1]["related_to"]) == ("consequence", "python.cuda-out-of-memory")
+    assert findings[1]["ranks"] == [0, 1, 2, 3, 4, 6, 7]
+    assert report["verdict"].startswith("This is not an Ascend failure: CUDA out of memory")
