@@ -6,15 +6,17 @@ import os
 from collections.abc import Sequence
 from typing import Any, BinaryIO, NamedTuple, Optional
 
-from ascend_doctor import __version__
+from ascend_doctor import __version__, uncaught
 from ascend_doctor.match.matcher import MAX_TIMEOUTS, PATTERN_TIMEOUT, Matcher
 from ascend_doctor.match.parts import Part, open_part, plan
 from ascend_doctor.match.pattern_search import alarm_clock
 from ascend_doctor.match.scanner import ScanResult, StreamScanner, long_lines_note
 from ascend_doctor.model import InputRecord, Match, Report
 from ascend_doctor.ranking import RUN_GAP, EarlierRuns, earlier_runs, rank, waited_for
+from ascend_doctor.read.events import rank_of_path
 from ascend_doctor.read.progress import Progress
 from ascend_doctor.read.sources import InputItem, expand, open_input
+from ascend_doctor.read.tracebacks import TAIL, last_raised
 from ascend_doctor.rulebase.load import RuleBase
 
 PARALLEL_MIN_BYTES = 16 * 1024 * 1024
@@ -53,7 +55,8 @@ def _scan_item(
         notes.append(f"stopped reading early, at line {result.lines}: {result.error}")
     if result.long_lines:
         notes.append(long_lines_note(result.long_lines))
-    return InputRecord(label, "read", "", result.lines, result.size, tuple(notes)), result.matches
+    raised = last_raised(result.tail, result.tail_line, label, scanner.path_rank)
+    return InputRecord(label, "read", "", result.lines, result.size, tuple(notes), raised), result.matches
 
 
 _worker_matcher: Matcher | None = None
@@ -114,17 +117,31 @@ def _joined(item: InputItem, results: list[ScanResult | str]) -> tuple[InputReco
         return InputRecord(item.label, "skipped", str(results[0])), []
     matches: list[Match] = []
     lines = size = long_lines = 0
+    tail, tail_line = b"", 1
     for result in results[:failed]:
         assert isinstance(result, ScanResult)
         for match in result.matches:
             matches.append(match._replace(evidence=match.evidence._replace(line=match.evidence.line + lines)))
+        tail, tail_line = _joined_tail(tail, tail_line, result.tail, lines + result.tail_line)
         lines += result.lines
         size += result.size
         long_lines += result.long_lines
     notes = [long_lines_note(long_lines)] if long_lines else []
     if failed < len(results):
         notes.append(f"stopped reading after {size} bytes: {results[failed]}")
-    return InputRecord(item.label, "read", "", lines, size, tuple(notes)), matches
+    raised = last_raised(tail, tail_line, item.label, rank_of_path(item.label))
+    return InputRecord(item.label, "read", "", lines, size, tuple(notes), raised), matches
+
+
+def _joined_tail(tail: bytes, line: int, more: bytes, more_line: int) -> tuple[bytes, int]:
+    """The last TAIL bytes of two parts' tails, the second following the first, and their line."""
+    if len(more) >= TAIL or not tail:
+        return more, more_line
+    joined = tail + more
+    cut = len(joined) - TAIL
+    if cut <= 0:
+        return joined, line
+    return joined[cut:], line + joined.count(b"\n", 0, cut)
 
 
 def _scan_parallel(
@@ -275,13 +292,15 @@ def diagnose(
                 records.append(record)
                 matches.extend(found)
         timeouts = matcher.timeouts
+    rules = (*rulebase.rules, *uncaught.RULES)
     matches = _one_per_message(matches)
-    peer = waited_for(matches, rulebase.rules)
-    earlier = earlier_runs(matches, rulebase.rules)
+    matches += uncaught.died_of(records, matches, rules)
+    peer = waited_for(matches, rules)
+    earlier = earlier_runs(matches, rules)
     if earlier is not None:
         warnings.append(_earlier_runs_warning(earlier, records))
     return Report(
-        findings=rank(matches, rulebase.rules, peer, earlier),
+        findings=rank(matches, rules, peer, earlier),
         inputs=tuple(records),
         warnings=tuple(warnings + _timeout_warnings(timeouts)),
         tool_version=__version__,

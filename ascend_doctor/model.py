@@ -121,8 +121,23 @@ class Match(NamedTuple):
     quoted: str = ""
 
 
+class Raised(NamedTuple):
+    """A Python exception a log shows: its line, class and message, the lines from its traceback's
+    first to its message's last, the frame that raised it (`dataset.py:57`, "" when not shown),
+    and the chain it belongs to ("During handling of the above exception…"; 0: none known)."""
+
+    evidence: Evidence
+    name: str
+    message: str
+    start: int
+    end: int
+    frame: str = ""
+    chain: int = 0
+
+
 class InputRecord(NamedTuple):
-    """What happened to one input: read (with line count) or skipped (with the reason)."""
+    """What happened to one input: read (with line count) or skipped (with the reason), and the
+    last exceptions it shows."""
 
     path: str
     status: str
@@ -130,6 +145,7 @@ class InputRecord(NamedTuple):
     lines: int = 0
     size: int = 0
     notes: tuple[str, ...] = ()
+    raised: tuple[Raised, ...] = ()
 
     @property
     def skipped(self) -> bool:

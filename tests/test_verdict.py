@@ -31,11 +31,24 @@ def test_timeouts_waiting_for_a_rank_whose_log_is_missing_send_the_user_to_it(tm
 
 
 def test_timeouts_waiting_for_a_rank_whose_log_was_read_do_not_call_it_missing(tmp_path: Path) -> None:
-    rank3 = "Traceback (most recent call last):\n  File \"data.py\", line 30\nKeyError: 'labels'\n"
-    report, _ = diagnose_json(str(_ranks(tmp_path, rank3)))
+    report, _ = diagnose_json(str(_ranks(tmp_path, "step 1200 loss 2.1\n")))
     assert "4 rank(s) timed out waiting for rank 3" in report["verdict"]
     assert "not in these logs" not in report["verdict"]
     assert "rank3.log holds no known Ascend error" in report["verdict"]
+
+
+def test_timeouts_waiting_for_a_rank_that_raised_name_its_exception(tmp_path: Path) -> None:
+    rank3 = (
+        "Traceback (most recent call last):\n  File \"/work/data.py\", line 30, in load\nKeyError: 'labels'\n"
+    )
+    report, result = diagnose_json(str(_ranks(tmp_path, rank3)))
+    assert report["verdict"] == (
+        "No Ascend cause found; the job died of KeyError: 'labels' at data.py:30 — "
+        f"started on rank 3 ({tmp_path / 'rank3.log'}:3); 4 other ranks timed out waiting for it"
+    )
+    assert [f["category"] for f in report["findings"]] == ["not_ascend", "hccl_timeout"]
+    assert report["findings"][1]["role"] == "consequence"
+    assert result.exit_code == 1
 
 
 def test_a_cause_outside_ascend_is_the_verdict_only_when_no_ascend_cause_was_found(tmp_path: Path) -> None:
@@ -119,19 +132,34 @@ def test_in_one_log_of_all_ranks_the_rank_that_failed_first_is_where_it_started(
     assert "4 other ranks timed out waiting for it" in report["verdict"]
 
 
+WARNING = (
+    "[W compiler_depend.ts:133] Warning: Device do not support double dtype now, "
+    "dtype cast repalce with float. (function operator())\n"
+)
+
+
 def test_a_warning_is_not_called_the_cause_of_a_job_that_died_of_something_else(tmp_path: Path) -> None:
     log = tmp_path / "rank0.log"
     log.write_text(
-        "[W compiler_depend.ts:133] Warning: Device do not support double dtype now, "
-        "dtype cast repalce with float. (function operator())\n"
-        'Traceback (most recent call last):\n  File "train.py", line 40, in main\n'
+        WARNING + 'Traceback (most recent call last):\n  File "train.py", line 40, in main\n'
         "ValueError: could not convert string to float: '1e-4,'\n"
     )
     report, result = diagnose_json(str(log))
+    assert [finding["severity"] for finding in report["findings"]] == ["error", "warning"]
+    assert report["verdict"] == (
+        "No Ascend cause found; the job died of ValueError: could not convert string to float: '1e-4,' "
+        f"at train.py:40 ({log}:4, rank 0)"
+    )
+    assert result.exit_code == 1
+
+
+def test_a_warning_alone_is_worth_a_look_but_no_failure(tmp_path: Path) -> None:
+    log = tmp_path / "rank0.log"
+    log.write_text(WARNING + "step 10 loss 2.3\n")
+    report, result = diagnose_json(str(log))
     assert [finding["severity"] for finding in report["findings"]] == ["warning"]
     assert report["verdict"] == (
-        "No known Ascend failure cause found; worth a look: "
-        f"{report['findings'][0]['title']} ({log}:1, rank 0)."
+        f"No known Ascend failure cause found; worth a look: {report['findings'][0]['title']} ({log}:1, rank 0)."
     )
     assert result.exit_code == 0
 
@@ -204,8 +232,7 @@ def test_the_rank_the_timeouts_name_outranks_an_earlier_attempts_failure(tmp_pat
 def test_in_one_log_of_all_ranks_the_awaited_ranks_error_is_not_called_missing(tmp_path: Path) -> None:
     log = tmp_path / "all.log"
     log.write_text(
-        "".join(f"[rank{rank}]:" + TIMEOUT for rank in (0, 1, 2))
-        + "[rank3]:Traceback (most recent call last):\n[rank3]:KeyError: 'text'\n"
+        "".join(f"[rank{rank}]:" + TIMEOUT for rank in (0, 1, 2)) + "[rank3]: step 1200 loss 2.1\n"
     )
     report, _ = diagnose_json(str(log))
     assert "3 rank(s) timed out waiting for rank 3" in report["verdict"]
@@ -215,9 +242,7 @@ def test_in_one_log_of_all_ranks_the_awaited_ranks_error_is_not_called_missing(t
 
 def test_beside_a_log_of_several_ranks_the_awaited_ranks_error_is_not_called_missing(tmp_path: Path) -> None:
     (tmp_path / "rank0.log").write_text(TIMEOUT)
-    (tmp_path / "all.log").write_text(
-        "[rank3]:Traceback (most recent call last):\n[rank3]:KeyError: 'text'\n"
-    )
+    (tmp_path / "all.log").write_text("[rank3]: step 1200 loss 2.1\n")
     report, _ = diagnose_json(str(tmp_path / "rank0.log"), str(tmp_path / "all.log"))
     assert "not in these logs" not in report["verdict"]
     assert "no known Ascend error of rank 3 was found" in report["verdict"]

@@ -19,6 +19,7 @@ from ascend_doctor.match import prefilter
 from ascend_doctor.match.matcher import Matcher
 from ascend_doctor.model import CODE, PROSE, Evidence, Match
 from ascend_doctor.read import events
+from ascend_doctor.read.tracebacks import TAIL
 
 Buffer = Union[bytes, mmap.mmap]
 
@@ -43,6 +44,8 @@ class ScanResult:
         self.size = 0
         self.long_lines = 0  # parts of over-long lines matched only around literals
         self.error = ""  # why reading stopped before the end (a truncated compressed log)
+        self.tail = b""  # the last TAIL bytes of the lines scanned, for the exceptions they end with
+        self.tail_line = 1  # the line the tail starts in
 
 
 def long_lines_note(count: int) -> str:
@@ -112,6 +115,7 @@ class StreamScanner:
             if cut < 0:
                 if filled - lo > MAX_LINE:  # the part of an over-long line read so far; a tail is kept
                     self._block(buffer, lo, filled, filled, newlines)  # so that no literal is cut
+                    self._keep_tail(buffer, lo, filled)
                     buffer.move(0, filled - WINDOW_OVERLAP, WINDOW_OVERLAP)
                     base += filled - WINDOW_OVERLAP
                     filled, lo = WINDOW_OVERLAP, 0
@@ -122,20 +126,31 @@ class StreamScanner:
             if hi > lo:
                 end = _neighbour_end(buffer, hi, filled)
                 newlines += self._block(buffer, lo, hi, filled if end is None else end, newlines)
+                self._keep_tail(buffer, lo, hi)
                 keep = context_start(buffer, hi)
                 buffer.move(0, keep, filled - keep)
                 base += keep
                 filled, lo = filled - keep, hi - keep
         self.result.size += len(first)
         hi = filled if stop < 0 else min(filled, max(lo, stop - base))
+        ended = True
         if hi > lo:
             ended = buffer[hi - 1] == ord("\n")
-            newlines += self._block(buffer, lo, hi, filled, newlines) + (0 if ended else 1)
+            newlines += self._block(buffer, lo, hi, filled, newlines)
+            self._keep_tail(buffer, lo, hi)
         if stop >= 0:
             self.result.size = min(self.result.size, stop)
         view.release()
-        self.result.lines = newlines
+        self.result.tail_line = newlines - self.result.tail.count(b"\n") + 1
+        self.result.lines = newlines + (0 if ended else 1)
         return self.result
+
+    def _keep_tail(self, buffer: mmap.mmap, lo: int, hi: int) -> None:
+        """Keep the last TAIL bytes of the lines scanned: at most two copies of TAIL bytes a block."""
+        if hi - lo >= TAIL:
+            self.result.tail = buffer[hi - TAIL : hi]
+        else:
+            self.result.tail = (self.result.tail + buffer[lo:hi])[-TAIL:]
 
     def _block(self, buffer: mmap.mmap, lo: int, hi: int, end: int, newlines: int) -> int:
         """Match the candidate lines in buffer[lo:hi], whose first line is line `newlines + 1`;

@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 from typing import Protocol, TextIO
 
+from ascend_doctor import uncaught
 from ascend_doctor.model import Finding, Report, Severity
 from ascend_doctor.read.events import rank_of_path
 
@@ -62,6 +63,12 @@ MESSAGES = {
         "not_ascend": "This is not an Ascend failure: {title}.",
         "no_failure": "No failure: {title}.",
         "no_error": "No known Ascend failure cause found; worth a look: {title} ({where}).",
+        "died": "No Ascend cause found; the job died of {exception}{raised_at}",
+        "died_npu": (
+            "The job died of an NPU error whose cause the log does not show: {exception}{raised_at}; "
+            "diagnose its plog too"
+        ),
+        "raised_at": " at {frame}",
         "started": "started on {origin}; {count} other {unit} timed out waiting for it",
         "ranks": "ranks",
         "files": "files",
@@ -88,6 +95,9 @@ MESSAGES = {
         "not_ascend": "这不是昇腾故障：{title}。",
         "no_failure": "未发生故障：{title}。",
         "no_error": "未发现已知的昇腾故障原因；值得一看：{title}（{where}）。",
+        "died": "未发现昇腾原因；任务因 {exception} 退出{raised_at}",
+        "died_npu": "任务因一个日志中看不到原因的 NPU 错误退出：{exception}{raised_at}；请一并诊断它的 plog",
+        "raised_at": "，抛出位置 {frame}",
         "started": "首先出现在 {origin}；另有 {count} 个{unit}在等待它时超时",
         "ranks": "rank",
         "files": "文件",
@@ -184,6 +194,8 @@ def verdict(report: Report) -> str:
     if not report.findings:
         return message(report, "nothing")
     top = report.findings[0]
+    if top.rule.id in uncaught.RULE_IDS:
+        return _died_of(report, top)
     title = top.rule.title.get(report.lang)
     ascend_causes = [
         finding
@@ -200,3 +212,17 @@ def verdict(report: Report) -> str:
         return message(report, "nothing")
     started = spread(report)
     return f"{title} — {started}" if started else f"{title} ({where(top)})"
+
+
+def _died_of(report: Report, top: Finding) -> str:
+    """No rule explains the failure: the exception the job died of, and where it was raised."""
+    captured = dict(top.evidence[0].captures)
+    frame = captured.get("raised_at", "")
+    sentence = message(
+        report,
+        "died_npu" if top.rule.id == uncaught.UNEXPLAINED_NPU_ERROR.id else "died",
+        exception=captured.get("exception", top.evidence[0].text),
+        raised_at=message(report, "raised_at", frame=frame) if frame else "",
+    )
+    started = spread(report)
+    return f"{sentence} — {started}" if started else f"{sentence} ({where(top)})"
