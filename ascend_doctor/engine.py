@@ -55,7 +55,7 @@ def _scan_item(
         notes.append(f"stopped reading early, at line {result.lines}: {result.error}")
     if result.long_lines:
         notes.append(long_lines_note(result.long_lines))
-    raised = last_raised(result.tail, result.tail_line, label, scanner.path_rank)
+    raised = last_raised(result.tail, result.tail_end, label, scanner.path_rank)
     return InputRecord(label, "read", "", result.lines, result.size, tuple(notes), raised), result.matches
 
 
@@ -117,31 +117,21 @@ def _joined(item: InputItem, results: list[ScanResult | str]) -> tuple[InputReco
         return InputRecord(item.label, "skipped", str(results[0])), []
     matches: list[Match] = []
     lines = size = long_lines = 0
-    tail, tail_line = b"", 1
+    tail, tail_end = b"", 1
     for result in results[:failed]:
         assert isinstance(result, ScanResult)
         for match in result.matches:
             matches.append(match._replace(evidence=match.evidence._replace(line=match.evidence.line + lines)))
-        tail, tail_line = _joined_tail(tail, tail_line, result.tail, lines + result.tail_line)
+        # The parts' lines follow each other: the last TAIL bytes of the file end with the last part's.
+        tail, tail_end = (tail + result.tail)[-TAIL:], lines + result.tail_end
         lines += result.lines
         size += result.size
         long_lines += result.long_lines
     notes = [long_lines_note(long_lines)] if long_lines else []
     if failed < len(results):
         notes.append(f"stopped reading after {size} bytes: {results[failed]}")
-    raised = last_raised(tail, tail_line, item.label, rank_of_path(item.label))
+    raised = last_raised(tail, tail_end, item.label, rank_of_path(item.label))
     return InputRecord(item.label, "read", "", lines, size, tuple(notes), raised), matches
-
-
-def _joined_tail(tail: bytes, line: int, more: bytes, more_line: int) -> tuple[bytes, int]:
-    """The last TAIL bytes of two parts' tails, the second following the first, and their line."""
-    if len(more) >= TAIL or not tail:
-        return more, more_line
-    joined = tail + more
-    cut = len(joined) - TAIL
-    if cut <= 0:
-        return joined, line
-    return joined[cut:], line + joined.count(b"\n", 0, cut)
 
 
 def _scan_parallel(

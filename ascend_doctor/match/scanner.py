@@ -45,7 +45,7 @@ class ScanResult:
         self.long_lines = 0  # parts of over-long lines matched only around literals
         self.error = ""  # why reading stopped before the end (a truncated compressed log)
         self.tail = b""  # the last TAIL bytes of the lines scanned, for the exceptions they end with
-        self.tail_line = 1  # the line the tail starts in
+        self.tail_end = 1  # the line the tail's last line end is followed by (1 + line ends read)
 
 
 def long_lines_note(count: int) -> str:
@@ -69,6 +69,7 @@ class StreamScanner:
         self.result = ScanResult()
         self.path_rank = events.rank_of_path(label)
         self._seen: set[tuple[int, int]] = set()
+        self._tail_wanted: bool | None = None  # a CANN plog holds no Python traceback: no tail
 
     def scan(
         self,
@@ -141,12 +142,18 @@ class StreamScanner:
         if stop >= 0:
             self.result.size = min(self.result.size, stop)
         view.release()
-        self.result.tail_line = newlines - self.result.tail.count(b"\n") + 1
+        self.result.tail_end = newlines + 1
         self.result.lines = newlines + (0 if ended else 1)
         return self.result
 
     def _keep_tail(self, buffer: mmap.mmap, lo: int, hi: int) -> None:
-        """Keep the last TAIL bytes of the lines scanned: at most two copies of TAIL bytes a block."""
+        """Keep the last TAIL bytes of the lines scanned: at most two copies of TAIL bytes a block.
+        None of a CANN plog (its first line tells), which only the runtime writes: a plog tree has
+        thousands of files."""
+        if self._tail_wanted is None:
+            self._tail_wanted = not events.plog_start(buffer[lo : lo + 256])
+        if not self._tail_wanted:
+            return
         if hi - lo >= TAIL:
             self.result.tail = buffer[hi - TAIL : hi]
         else:

@@ -251,6 +251,11 @@ def last_timestamp(before: bytes) -> float | None:
     return timestamp_of(stamps[-1].decode("ascii")) if stamps else None
 
 
+def plog_start(head: bytes) -> bool:
+    """Whether bytes start with a CANN plog line (`[ERROR] RUNTIME(4821,python):...`)."""
+    return bool(_PLOG.match(head.decode("ascii", "replace")))
+
+
 def skipped_plog_level(line: str) -> bool:
     """True for CANN plog lines below WARNING (INFO, DEBUG, EVENT, TRACE): never matched."""
     match = _PLOG.match(line)

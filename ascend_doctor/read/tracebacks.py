@@ -21,6 +21,7 @@ TAIL = 64 * 1024  # the bytes of an input's end that are searched for its last e
 MAX_RAISED = 16  # the last exceptions kept per input
 MAX_MESSAGE_LINES = 30  # lines after an exception line that may still be its message
 MAX_MESSAGE = 300  # characters of an exception's message that are shown
+BARE_BYTES = 4096  # the end of a log searched for an exception line without a traceback
 
 _HEADER = re.compile(r"(?:Original )?Traceback \(most recent call last\):$")
 _FRAME = re.compile(r'\s*File "(?P<file>[^"]+)", line (?P<line>\d+)')
@@ -81,18 +82,23 @@ def where(path: str, line: str) -> str:
     return f"{path.replace(chr(92), '/').rsplit('/', 1)[-1]}:{line}"
 
 
-def last_raised(tail: bytes, first_line: int, label: str, path_rank: int | None) -> tuple[Raised, ...]:
-    """The exceptions in `tail`, the last bytes of an input whose first line is `first_line` (a
-    partial line when the tail was cut from a longer input), the most recent last."""
+def last_raised(tail: bytes, end_line: int, label: str, path_rank: int | None) -> tuple[Raised, ...]:
+    """The exceptions in `tail`, the last bytes of an input, whose last line end is followed by
+    line `end_line` (its first line is partial when it was cut from a longer input), the most
+    recent last. Only a tail with a traceback header is read whole: without one, its last
+    BARE_BYTES may hold the frames of an excerpt, or only its last line an exception."""
     if not tail:
         return ()
+    if tail.find(b"Traceback (most recent call last)") < 0:
+        tail = tail[-BARE_BYTES:]
+        if b'File "' not in tail:
+            return _bare(tail, end_line, label, path_rank)
     lines = tail.split(b"\n")
-    if b"Traceback (most recent call last)" not in tail and b'File "' not in tail:
-        return _bare(lines, first_line, label, path_rank)
+    first_line = end_line - len(lines) + 1
     found: list[Raised] = []
     tracks: dict[int | None, _Track] = {}
     chains = 0
-    for offset in range(1 if len(tail) >= TAIL else 0, len(lines)):
+    for offset in range(1 if first_line > 1 else 0, len(lines)):
         text, rank = _clean(lines[offset])
         track = tracks.setdefault(rank, _Track())
         number = first_line + offset
@@ -135,16 +141,18 @@ def _ends_message(text: str) -> bool:
     return bool(_HEADER.match(stripped) or stripped.startswith(_CHAIN + _IGNORED) or _FRAME.match(text))
 
 
-def _bare(lines: list[bytes], first_line: int, label: str, path_rank: int | None) -> tuple[Raised, ...]:
+def _bare(tail: bytes, end_line: int, label: str, path_rank: int | None) -> tuple[Raised, ...]:
     """A log that ends with an exception line and holds no traceback (an excerpt): that line."""
-    for offset in range(len(lines) - 1, max(len(lines) - 4, -1), -1):
+    lines = tail.split(b"\n")
+    whole = -1 if len(tail) < BARE_BYTES else 0  # whether lines[0] may be read: not cut
+    for offset in range(len(lines) - 1, max(len(lines) - 4, whole), -1):
         text, rank = _clean(lines[offset])
         if not text.strip():
             continue
         exception = _EXCEPTION.match(text) if _BARE.match(text) else None
         if exception is None:
             return ()
-        number = first_line + offset
+        number = end_line - (len(lines) - 1 - offset)
         evidence = Evidence(label, number, _shown(text), rank if rank is not None else path_rank)
         message = (exception["message"] or "").strip()
         return (Raised(evidence, exception["name"], message, number, number),)
