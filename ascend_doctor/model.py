@@ -136,8 +136,8 @@ class Raised(NamedTuple):
 
 
 class InputRecord(NamedTuple):
-    """What happened to one input: read (with line count) or skipped (with the reason), and the
-    last exceptions it shows."""
+    """What happened to one input: read (with line count) or skipped (with the reason), the last
+    exceptions it shows, and the job's world size it states where its ranks timed out (0: none)."""
 
     path: str
     status: str
@@ -146,6 +146,7 @@ class InputRecord(NamedTuple):
     size: int = 0
     notes: tuple[str, ...] = ()
     raised: tuple[Raised, ...] = ()
+    world_size: int = 0
 
     @property
     def skipped(self) -> bool:

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from tests.conftest import diagnose_json
 
 TIMEOUT = (
@@ -271,3 +273,62 @@ def test_a_gpu_jobs_watchdog_timeouts_are_the_consequence_of_its_cuda_oom(tmp_pa
     assert (findings[1]["role"], findings[1]["related_to"]) == ("consequence", "python.cuda-out-of-memory")
     assert findings[1]["ranks"] == [0, 1, 2, 3, 4, 6, 7]
     assert report["verdict"].startswith("This is not an Ascend failure: CUDA out of memory")
+
+
+SOCKET_TIMEOUT = (
+    "[ERROR] 2024-12-04-10:36:02 (PID:4820{rank}, Device:{rank}, RankID:{rank}) ERR02200 DIST call hccl api failed.\n"
+    "EI0006: [PID: 4820{rank}] 2024-12-04-10:36:02.007.223 Getting socket times out. Reason: 1. The remote "
+    "does not initiate a connect request. some NPUs in the cluster are abnormal.\n"
+)
+
+
+def _socket_timeouts(tmp_path: Path, ranks: range, silent: set[int]) -> Path:
+    for rank in ranks:
+        text = "step 1200 loss 2.1\n" + ("" if rank in silent else SOCKET_TIMEOUT.format(rank=rank))
+        (tmp_path / f"rank_{rank}.log").write_text(text)
+    return tmp_path
+
+
+def test_the_one_rank_of_a_directory_that_printed_no_error_is_named(tmp_path: Path) -> None:
+    report, _ = diagnose_json(str(_socket_timeouts(tmp_path, range(8), {5})))
+    assert report["findings"][0]["category"] == "hccl_timeout"
+    assert report["verdict"].endswith(
+        "7 of 8 ranks timed out waiting in a collective; rank 5 shows no error: it never joined "
+        f"(it hung, or died without a word): look at its own output ({tmp_path / 'rank_5.log'}) and its plog"
+    )
+
+
+def test_the_silent_rank_in_chinese(tmp_path: Path) -> None:
+    report, _ = diagnose_json("--lang", "zh", str(_socket_timeouts(tmp_path, range(4), {2})))
+    assert "4 个 rank 中有 3 个在集合通信中等待超时；rank 2 没有任何报错" in report["verdict"]
+
+
+@pytest.mark.parametrize(
+    ("launch", "ranks", "silent"),
+    [
+        ("torchrun --nnodes 1 --nproc_per_node 8 train.py\n", (0, 1, 2, 3, 4, 5, 6), 7),  # the last rank
+        ("[2024-03-01 09:58:16,904] [INFO] [launch.py:163:main] dist_world_size=4\n", (1, 2, 3), 0),
+        ("", (0, 1, 2, 4, 5), 3),  # no size stated: the gap among the ranks that timed out
+    ],
+)
+def test_the_silent_rank_of_one_log_of_all_ranks_is_named(
+    tmp_path: Path, launch: str, ranks: tuple[int, ...], silent: int
+) -> None:
+    log = tmp_path / "all.log"
+    log.write_text(
+        launch
+        + "".join(
+            "".join(f"[rank{rank}]: {line}\n" for line in SOCKET_TIMEOUT.format(rank=rank).splitlines())
+            for rank in ranks
+        )
+    )
+    report, _ = diagnose_json(str(log))
+    assert f"rank {silent} shows no error: it never joined" in report["verdict"]
+    assert f"{len(ranks)} of {len(ranks) + 1} ranks timed out" in report["verdict"]
+
+
+@pytest.mark.parametrize("silent", [set(), {2, 5}])
+def test_no_rank_is_called_silent_unless_exactly_one_is(tmp_path: Path, silent: set[int]) -> None:
+    report, _ = diagnose_json(str(_socket_timeouts(tmp_path, range(8), silent)))
+    assert report["findings"][0]["category"] == "hccl_timeout"
+    assert "shows no error" not in report["verdict"]

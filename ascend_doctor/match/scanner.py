@@ -20,6 +20,7 @@ from ascend_doctor.match.matcher import Matcher
 from ascend_doctor.model import CODE, PROSE, Evidence, Match
 from ascend_doctor.read import events
 from ascend_doctor.read.tracebacks import TAIL
+from ascend_doctor.read.world import HEAD
 
 Buffer = Union[bytes, mmap.mmap]
 
@@ -46,6 +47,7 @@ class ScanResult:
         self.error = ""  # why reading stopped before the end (a truncated compressed log)
         self.tail = b""  # the last TAIL bytes of the lines scanned, for the exceptions they end with
         self.tail_end = 1  # the line the tail's last line end is followed by (1 + line ends read)
+        self.head = b""  # the first HEAD bytes, for the launch lines that state the world size
 
 
 def long_lines_note(count: int) -> str:
@@ -147,11 +149,13 @@ class StreamScanner:
         return self.result
 
     def _keep_tail(self, buffer: mmap.mmap, lo: int, hi: int) -> None:
-        """Keep the last TAIL bytes of the lines scanned: at most two copies of TAIL bytes a block.
+        """Keep the first HEAD and the last TAIL bytes of the lines scanned: at most two copies of
+        TAIL bytes a block.
         None of a CANN plog (its first line tells), which only the runtime writes: a plog tree has
         thousands of files."""
         if self._tail_wanted is None:
             self._tail_wanted = not events.plog_start(buffer[lo : lo + 256])
+            self.result.head = buffer[lo : min(hi, lo + HEAD)] if self._tail_wanted else b""
         if not self._tail_wanted:
             return
         if hi - lo >= TAIL:

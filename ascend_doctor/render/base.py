@@ -89,6 +89,11 @@ MESSAGES = {
             "no known Ascend error of rank {peer} was found: read its last lines (did the script raise?) "
             "and rank {peer}'s plog"
         ),
+        "silent": (
+            "{count} of {world} ranks timed out waiting in a collective; rank {rank} shows no error: "
+            "it never joined (it hung, or died without a word): look at its own output{log} and its plog"
+        ),
+        "silent_log": " ({path})",
     },
     "zh": {
         "nothing": "未发现已知的昇腾故障原因。",
@@ -118,6 +123,11 @@ MESSAGES = {
             "没有找到 rank {peer} 的已知昇腾报错：请查看它的最后几行输出（脚本是否抛出了异常？）"
             "和 rank {peer} 的 plog"
         ),
+        "silent": (
+            "{world} 个 rank 中有 {count} 个在集合通信中等待超时；rank {rank} 没有任何报错："
+            "它没有加入（卡住了，或无声地退出了）：请查看它自己的输出{log}和它的 plog"
+        ),
+        "silent_log": "（{path}）",
     },
 }
 
@@ -176,12 +186,13 @@ def spread(report: Report) -> str:
 
 
 def _waiting_only(report: Report, top: Finding) -> str:
-    """Only timeouts were found: name the rank they waited for, whose own error is not here."""
+    """Only timeouts were found: name the rank they waited for, whose own error is not here, or
+    the one rank that printed no error."""
+    ranks_read = {rank_of_path(record.path): record.path for record in report.inputs if not record.skipped}
     if report.waited_for is None:
-        return ""
+        return _silent_rank(report, top, ranks_read)
     peer, count = report.waited_for
     waiting = len(top.ranks) or len(top.paths)
-    ranks_read = {rank_of_path(record.path): record.path for record in report.inputs if not record.skipped}
     if peer in ranks_read:
         return message(report, "waiting_read", count=waiting, peer=peer, lines=count, path=ranks_read[peer])
     if None in ranks_read:  # a log of several ranks was read: rank 3's lines may well be in it
@@ -226,3 +237,22 @@ def _died_of(report: Report, top: Finding) -> str:
     )
     started = spread(report)
     return f"{sentence} — {started}" if started else f"{sentence} ({where(top)})"
+
+
+def _silent_rank(report: Report, top: Finding, ranks_read: dict[int | None, str]) -> str:
+    """The one rank of the job that printed no error while the others timed out waiting: the
+    world is the size the launch lines state, the ranks of the files read (`rank_5.log`), and
+    the ranks that timed out; without a stated size, the ranks from 0 to the highest one seen."""
+    timed_out = set(top.ranks)
+    if not timed_out:
+        return ""
+    said = {rank for finding in report.findings for rank in finding.ranks}
+    world = {rank for rank in ranks_read if rank is not None} | timed_out
+    size = max((record.world_size for record in report.inputs), default=0)
+    world |= set(range(size or max(world) + 1))
+    silent = world - said
+    if len(silent) != 1 or len(timed_out) < 2:
+        return ""
+    rank = silent.pop()
+    log = message(report, "silent_log", path=ranks_read[rank]) if rank in ranks_read else ""
+    return message(report, "silent", count=len(timed_out), world=len(world), rank=rank, log=log)
