@@ -4,10 +4,11 @@ Read from the last bytes of an input (the scanner keeps them; nothing is read tw
 lines are followed apart (`[rank3]:` prefixes interleave in one log of all ranks): a traceback
 header or frame line starts a traceback, its first line that is not indented is the exception.
 Chained exceptions ("During handling of the above exception…", "The above exception was the
-direct cause…") are one chain whose first exception is its root. A traceback Python prints for an
-exception it ignores (`Exception ignored in:`, `--- Logging error ---`) is not a death, and a
-launcher's summary exception (torchrun's `ChildFailedError`, `CalledProcessError`) only wraps the
-worker's.
+direct cause…") are one chain whose first exception is its root; DataLoader's "Original
+Traceback" is the root of the exception that re-raised it. A traceback Python prints for an
+exception it ignores (`Exception ignored in:`, `Error in atexit._run_exitfuncs:`, `--- Logging
+error ---`) is not a death, and a launcher's exception (torchrun's `ChildFailedError`, mp.spawn's
+`ProcessRaisedException`, `CalledProcessError`) only wraps the worker's.
 """
 
 from __future__ import annotations
