@@ -6,15 +6,18 @@ import os
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any, BinaryIO, NamedTuple, Optional
 
-from ascend_doctor import __version__
+from ascend_doctor import __version__, uncaught
 from ascend_doctor.match.matcher import MAX_TIMEOUTS, PATTERN_TIMEOUT, Matcher
 from ascend_doctor.match.parts import Part, open_part, plan
 from ascend_doctor.match.pattern_search import alarm_clock
 from ascend_doctor.match.scanner import ScanResult, StreamScanner, long_lines_note
-from ascend_doctor.model import InputRecord, Match, Report
-from ascend_doctor.ranking import RUN_GAP, EarlierRuns, earlier_runs, rank, waited_for
+from ascend_doctor.model import InputRecord, Match, Report, Rule
+from ascend_doctor.ranking import RUN_GAP, EarlierRuns, earlier_runs, rank, waited_for, waits
+from ascend_doctor.read.events import rank_of_path
 from ascend_doctor.read.progress import Progress
 from ascend_doctor.read.sources import InputItem, expand, open_input
+from ascend_doctor.read.tracebacks import TAIL, last_raised
+from ascend_doctor.read.world import world_size
 from ascend_doctor.rulebase.load import RuleBase
 
 PARALLEL_MIN_BYTES = 16 * 1024 * 1024
@@ -53,7 +56,24 @@ def _scan_item(
         notes.append(f"stopped reading early, at line {result.lines}: {result.error}")
     if result.long_lines:
         notes.append(long_lines_note(result.long_lines))
-    return InputRecord(label, "read", "", result.lines, result.size, tuple(notes)), result.matches
+    raised = last_raised(result.tail, result.tail_end, label, scanner.path_rank)
+    world = _stated_world(matcher.rules, result.matches, result.head, result.tail)
+    record = InputRecord(label, "read", "", result.lines, result.size, tuple(notes), raised, world)
+    return record, result.matches
+
+
+def _stated_world(rules: Sequence[Rule], matches: Sequence[Match], head: bytes, tail: bytes) -> int:
+    """The world size an input's first and last bytes state, read only where its ranks timed out
+    (it tells which rank never joined)."""
+    known = _WAITING.get(id(rules))
+    if known is None or known[0] is not rules:
+        known = _WAITING[id(rules)] = (rules, frozenset(rule.id for rule in rules if waits(rule)))
+    if not any(match.rule_id in known[1] for match in matches):
+        return 0
+    return world_size(head, tail)
+
+
+_WAITING: dict[int, tuple[Sequence[Rule], frozenset[str]]] = {}  # the timeout rules of a rule set
 
 
 _worker_matcher: Matcher | None = None
@@ -106,7 +126,9 @@ def _scan_part(matcher: Matcher, item: InputItem, index: int, part: Part) -> Sca
             return f"cannot read: {exc.strerror or exc}"
 
 
-def _joined(item: InputItem, results: list[ScanResult | str]) -> tuple[InputRecord, list[Match]]:
+def _joined(
+    item: InputItem, results: list[ScanResult | str], rules: Sequence[Rule] = ()
+) -> tuple[InputRecord, list[Match]]:
     """The parts of one file as one input: line numbers shifted by the lines of the parts before.
     A part that failed (the reason, as a string) ends the input there, as a failed read would."""
     failed = next((number for number, result in enumerate(results) if isinstance(result, str)), len(results))
@@ -114,17 +136,23 @@ def _joined(item: InputItem, results: list[ScanResult | str]) -> tuple[InputReco
         return InputRecord(item.label, "skipped", str(results[0])), []
     matches: list[Match] = []
     lines = size = long_lines = 0
+    tail, tail_end = b"", 1
     for result in results[:failed]:
         assert isinstance(result, ScanResult)
         for match in result.matches:
             matches.append(match._replace(evidence=match.evidence._replace(line=match.evidence.line + lines)))
+        # The parts' lines follow each other: the last TAIL bytes of the file end with the last part's.
+        tail, tail_end = (tail + result.tail)[-TAIL:], lines + result.tail_end
         lines += result.lines
         size += result.size
         long_lines += result.long_lines
     notes = [long_lines_note(long_lines)] if long_lines else []
     if failed < len(results):
         notes.append(f"stopped reading after {size} bytes: {results[failed]}")
-    return InputRecord(item.label, "read", "", lines, size, tuple(notes)), matches
+    raised = last_raised(tail, tail_end, item.label, rank_of_path(item.label))
+    head = results[0].head if isinstance(results[0], ScanResult) else b""
+    world = _stated_world(rules, matches, head, tail)
+    return InputRecord(item.label, "read", "", lines, size, tuple(notes), raised, world), matches
 
 
 def _scan_parallel(
@@ -155,7 +183,7 @@ def _scan_parallel(
                 progress(read)
     split = {index for _item, index, part in jobs if part is not None}
     ordered = [
-        _joined(items[index], [done[index][number] for number in sorted(done[index])])
+        _joined(items[index], [done[index][number] for number in sorted(done[index])], rulebase.rules)
         if index in split
         else done[index][0]
         for index in sorted(done)
@@ -284,13 +312,15 @@ def diagnose(
                 records.append(record)
                 matches.extend(found)
         timeouts = matcher.timeouts
+    rules = (*rulebase.rules, *uncaught.RULES)
     matches = _one_per_message(matches)
-    peer = waited_for(matches, rulebase.rules)
-    earlier = earlier_runs(matches, rulebase.rules)
+    matches += uncaught.died_of(records, matches, rules)
+    peer = waited_for(matches, rules)
+    earlier = earlier_runs(matches, rules)
     if earlier is not None:
         warnings.append(_earlier_runs_warning(earlier, records))
     return Report(
-        findings=rank(matches, rulebase.rules, peer, earlier),
+        findings=rank(matches, rules, peer, earlier),
         inputs=tuple(records),
         warnings=tuple(warnings + _timeout_warnings(timeouts)),
         tool_version=__version__,

@@ -102,19 +102,42 @@ class Evidence(NamedTuple):
     captures: tuple[tuple[str, str], ...] = ()
 
 
+# What a matched line is besides output of the job: the source line a traceback quotes, or prose
+# that names a code (a hint, a comment, a doc line, a command that looks for it).
+CODE = "code"
+PROSE = "prose"
+
+
 class Match(NamedTuple):
-    """A rule firing on one line, with where it stands among all inputs, and whether its match
-    ran on into the next line (1) or began in the previous one (-1)."""
+    """A rule firing on one line, with where it stands among all inputs, whether its match ran
+    on into the next line (1) or began in the previous one (-1), and whether the line only quotes
+    what it names (CODE, PROSE; "" for a line the job printed)."""
 
     rule_id: str
     pattern_index: int
     evidence: Evidence
     input_index: int
     wrap: int = 0
+    quoted: str = ""
+
+
+class Raised(NamedTuple):
+    """A Python exception a log shows: its line, class and message, the lines from its traceback's
+    first to its message's last, the frame that raised it (`dataset.py:57`, "" when not shown),
+    and the chain it belongs to ("During handling of the above exception…"; 0: none known)."""
+
+    evidence: Evidence
+    name: str
+    message: str
+    start: int
+    end: int
+    frame: str = ""
+    chain: int = 0
 
 
 class InputRecord(NamedTuple):
-    """What happened to one input: read (with line count) or skipped (with the reason)."""
+    """What happened to one input: read (with line count) or skipped (with the reason), the last
+    exceptions it shows, and the job's world size it states where its ranks timed out (0: none)."""
 
     path: str
     status: str
@@ -122,6 +145,8 @@ class InputRecord(NamedTuple):
     lines: int = 0
     size: int = 0
     notes: tuple[str, ...] = ()
+    raised: tuple[Raised, ...] = ()
+    world_size: int = 0
 
     @property
     def skipped(self) -> bool:

@@ -1,14 +1,14 @@
 """Matches -> ranked findings: one finding per cause, the real cause first.
 
-Matches are grouped by rule, then groups of the same category and severity are folded into the
-best-ranked one: two OOM rules firing on one OOM are one cause; HCCL timeouts on seven ranks are
+Matches are grouped by rule, then groups of the same category are folded into the best-ranked
+one: two OOM rules firing on one OOM are one cause; HCCL timeouts on seven ranks are
 one consequence. In the catch-all categories only symptoms fold; causes there stay apart.
 The ranking key, best first:
   1. severity (error, warning, info), then the latest run first: a file whose errors all came
      long before the others' (an old plog left in ~/ascend/log) is of an earlier run
-  2. victims last: an HCCL timeout is what ranks print while waiting for the rank that failed;
-     so is a catch-all error that only the ranks that timed out print (torch_npu's "call acl api
-     failed" after the timeout), an echo of it
+  2. victims last: a collective timeout (HCCL; NCCL in a GPU job) is what ranks print while
+     waiting for the rank that failed; so is a catch-all error that only the ranks that timed
+     out print (torch_npu's "call acl api failed" after the timeout), an echo of it
   3. kind (cause before symptom)
   4. said by the rank the timeouts name as the one they waited for (`remote rank [3]`): stronger
      evidence than time, which a restarted job's earlier attempt wins
@@ -26,10 +26,13 @@ from collections import Counter
 from collections.abc import Iterable, Sequence
 from typing import NamedTuple, Optional
 
-from ascend_doctor.model import EnvRemedy, Evidence, Finding, Kind, Match, Rule, Severity
+from ascend_doctor.model import PROSE, Confidence, EnvRemedy, Evidence, Finding, Kind, Match, Rule, Severity
 from ascend_doctor.read.events import remote_rank
 
 VICTIM_CATEGORIES = frozenset({"hccl_timeout"})
+# Collective timeouts outside Ascend: a GPU job's ranks waiting for the one that failed (a CUDA
+# OOM). Their category is not_ascend, as for the rest of a GPU log, so the rules are named here.
+VICTIM_RULES = frozenset({"python.nccl-watchdog-timeout"})
 # Catch-all categories name no single cause: two different causes in them stay apart.
 CATCH_ALL_CATEGORIES = frozenset({"needs_more_evidence", "not_ascend"})
 MAX_EVIDENCE = 10
@@ -42,6 +45,11 @@ FILE = -1  # the clock's key for a whole file, beside its ranks
 # sets (the ranks that time out waiting for the first failing one stay in its run), and than any
 # time-zone offset between logs of one run (a container's UTC log beside local-time plogs).
 RUN_GAP = 24 * 3600.0
+
+
+def waits(rule: Rule) -> bool:
+    """Whether a rule is what a rank prints while it waits for another one: a collective timeout."""
+    return rule.category in VICTIM_CATEGORIES or rule.id in VICTIM_RULES
 
 
 class EarlierRuns(NamedTuple):
@@ -138,7 +146,7 @@ def _first_timeouts(
     first: dict[_Where, _Moment] = {}
     for match in matches:
         rule, rank = rules[match.rule_id], match.evidence.rank
-        if rule.category not in VICTIM_CATEGORIES or rule.severity is not Severity.ERROR:
+        if not waits(rule) or rule.severity is not Severity.ERROR:
             continue
         if rank is None or rank == peer:
             continue
@@ -178,12 +186,33 @@ def _reports_the_timeout(rule: Rule, matches: Sequence[Match], lines: frozenset[
     return (first.input_index, first.evidence.line) in lines
 
 
-def _fold_by_category(groups: list[_Group], clock: _Clock) -> list[_Group]:
-    """Groups arrive best first; later groups of a category and severity fold into the first one."""
+def _sightings(matches: list[Match], rules: dict[str, Rule]) -> tuple[list[Match], dict[str, Rule]]:
+    """What the job printed. The source line a traceback quotes, or prose that names a code (a
+    hint, a comment, a command that looks for it), is no sighting of a rule that the job's own
+    output shows. A rule that only prose shows is at most a note; one that only quoted source
+    shows keeps its severity (the line that raised is the signature: mmcv's `next(...)`)."""
+    quoted = {m.rule_id for m in matches if m.quoted}
+    if not quoted:
+        return matches, rules
+    printed = {m.rule_id for m in matches if not m.quoted}
+    kept = [m for m in matches if not m.quoted or m.rule_id not in printed]
+    notes = {m.rule_id for m in kept if m.quoted == PROSE}
+    demoted = {
+        rule_id: rules[rule_id]._replace(severity=Severity.INFO, confidence=Confidence.LOW)
+        for rule_id in notes
+        if rules[rule_id].severity is not Severity.INFO
+    }
+    return kept, {**rules, **demoted} if demoted else rules
+
+
+def _fold_by_category(groups: list[_Group], clock: _Clock, rules: dict[str, Rule]) -> list[_Group]:
+    """Groups arrive best first; later groups of a category fold into the first one, whatever
+    their severity (a warning and an error about one backend are one cause). The evidence of the
+    more severe rules comes first: it is where the finding is said to be."""
     kept: dict[tuple[str, ...], _Group] = {}
     for group in groups:
         rule = group.rule
-        cause: tuple[str, ...] = (rule.category, rule.severity.value)
+        cause: tuple[str, ...] = (rule.category,)
         if rule.category in CATCH_ALL_CATEGORIES and rule.kind is Kind.CAUSE:
             cause += (rule.id,)
         best = kept.get(cause)
@@ -192,17 +221,19 @@ def _fold_by_category(groups: list[_Group], clock: _Clock) -> list[_Group]:
             continue
         best.also.append(group.rule.id)
         lines = {(m.input_index, m.evidence.line) for m in best.matches}
-        best.matches.extend(m for m in group.matches if (m.input_index, m.evidence.line) not in lines)
-        best.matches.sort(key=clock.position)
+        best.matches.extend(
+            m for m in group.matches if not m.quoted and (m.input_index, m.evidence.line) not in lines
+        )
+        best.matches.sort(key=lambda m: (-rules[m.rule_id].severity.weight, clock.position(m)))
     return list(kept.values())
 
 
 def _role(rule: Rule, top: Rule, waited_on_top: bool) -> tuple[str, str | None]:
     """A finding's role beside the top one. Timeouts are the consequence of a top cause, and of a
     top symptom (a bare EZ9999) when they name its rank as the one they waited for."""
-    if rule is top or top.category in VICTIM_CATEGORIES:
+    if rule is top or waits(top):
         return "cause", None
-    if rule.category in VICTIM_CATEGORIES and (top.kind is Kind.CAUSE or waited_on_top):
+    if waits(rule) and (top.kind is Kind.CAUSE or waited_on_top):
         return "consequence", top.id
     if top.kind is not Kind.CAUSE:
         return "cause", None
@@ -243,7 +274,7 @@ def _finding(group: _Group, top: _Group, waited_on_top: bool) -> Finding:
 
 def waited_for(matches: Iterable[Match], rules: Sequence[Rule]) -> tuple[int, int] | None:
     """The peer rank that timeouts name most (`remote rank [5]`), with how many lines name it."""
-    victims = {rule.id for rule in rules if rule.category in VICTIM_CATEGORIES}
+    victims = {rule.id for rule in rules if waits(rule)}
     counts: Counter[int] = Counter()
     for match in matches:
         if match.rule_id in victims:
@@ -262,8 +293,7 @@ def rank(
     """Group matches by rule, fold by category, and order by the documented key. `peer`: what
     `waited_for` found in the same matches (timeouts that name the top finding's rank are its
     consequences); `earlier`: what `earlier_runs` found in them."""
-    by_id = {rule.id: rule for rule in rules}
-    every = list(matches)
+    every, by_id = _sightings(list(matches), {rule.id: rule for rule in rules})
     clock = _Clock(every, by_id)
     grouped: dict[str, list[Match]] = {}
     for match in every:
@@ -272,14 +302,14 @@ def rank(
     timeout_lines = frozenset(
         (m.input_index, m.evidence.line)
         for m in every
-        if by_id[m.rule_id].category in VICTIM_CATEGORIES and by_id[m.rule_id].severity is Severity.ERROR
+        if waits(by_id[m.rule_id]) and by_id[m.rule_id].severity is Severity.ERROR
     )
     groups = []
     for rule_id, found in grouped.items():
         found.sort(key=clock.position)
         rule = by_id[rule_id]
         victim = (
-            rule.category in VICTIM_CATEGORIES
+            waits(rule)
             or _echoes_timeouts(rule, found, timeouts)
             or _reports_the_timeout(rule, found, timeout_lines)
         )
@@ -287,7 +317,7 @@ def rank(
         stale = earlier is not None and all(match.input_index in earlier.inputs for match in found)
         groups.append(_Group(rule, found, clock.position(found[0]), (stale, victim, awaited)))
     groups.sort(key=lambda group: group.key)
-    groups = _fold_by_category(groups, clock)
+    groups = _fold_by_category(groups, clock, by_id)
     if not groups:
         return ()
     top = groups[0]

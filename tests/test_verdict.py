@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from tests.conftest import diagnose_json
 
 TIMEOUT = (
@@ -31,11 +33,24 @@ def test_timeouts_waiting_for_a_rank_whose_log_is_missing_send_the_user_to_it(tm
 
 
 def test_timeouts_waiting_for_a_rank_whose_log_was_read_do_not_call_it_missing(tmp_path: Path) -> None:
-    rank3 = "Traceback (most recent call last):\n  File \"data.py\", line 30\nKeyError: 'labels'\n"
-    report, _ = diagnose_json(str(_ranks(tmp_path, rank3)))
+    report, _ = diagnose_json(str(_ranks(tmp_path, "step 1200 loss 2.1\n")))
     assert "4 rank(s) timed out waiting for rank 3" in report["verdict"]
     assert "not in these logs" not in report["verdict"]
     assert "rank3.log holds no known Ascend error" in report["verdict"]
+
+
+def test_timeouts_waiting_for_a_rank_that_raised_name_its_exception(tmp_path: Path) -> None:
+    rank3 = (
+        "Traceback (most recent call last):\n  File \"/work/data.py\", line 30, in load\nKeyError: 'labels'\n"
+    )
+    report, result = diagnose_json(str(_ranks(tmp_path, rank3)))
+    assert report["verdict"] == (
+        "No Ascend cause found; the job died of KeyError: 'labels' at data.py:30 — "
+        f"started on rank 3 ({tmp_path / 'rank3.log'}:3); 4 other ranks timed out waiting for it"
+    )
+    assert [f["category"] for f in report["findings"]] == ["not_ascend", "hccl_timeout"]
+    assert report["findings"][1]["role"] == "consequence"
+    assert result.exit_code == 1
 
 
 def test_a_cause_outside_ascend_is_the_verdict_only_when_no_ascend_cause_was_found(tmp_path: Path) -> None:
@@ -119,19 +134,34 @@ def test_in_one_log_of_all_ranks_the_rank_that_failed_first_is_where_it_started(
     assert "4 other ranks timed out waiting for it" in report["verdict"]
 
 
+WARNING = (
+    "[W compiler_depend.ts:133] Warning: Device do not support double dtype now, "
+    "dtype cast repalce with float. (function operator())\n"
+)
+
+
 def test_a_warning_is_not_called_the_cause_of_a_job_that_died_of_something_else(tmp_path: Path) -> None:
     log = tmp_path / "rank0.log"
     log.write_text(
-        "[W compiler_depend.ts:133] Warning: Device do not support double dtype now, "
-        "dtype cast repalce with float. (function operator())\n"
-        'Traceback (most recent call last):\n  File "train.py", line 40, in main\n'
+        WARNING + 'Traceback (most recent call last):\n  File "train.py", line 40, in main\n'
         "ValueError: could not convert string to float: '1e-4,'\n"
     )
     report, result = diagnose_json(str(log))
+    assert [finding["severity"] for finding in report["findings"]] == ["error", "warning"]
+    assert report["verdict"] == (
+        "No Ascend cause found; the job died of ValueError: could not convert string to float: '1e-4,' "
+        f"at train.py:40 ({log}:4, rank 0)"
+    )
+    assert result.exit_code == 1
+
+
+def test_a_warning_alone_is_worth_a_look_but_no_failure(tmp_path: Path) -> None:
+    log = tmp_path / "rank0.log"
+    log.write_text(WARNING + "step 10 loss 2.3\n")
+    report, result = diagnose_json(str(log))
     assert [finding["severity"] for finding in report["findings"]] == ["warning"]
     assert report["verdict"] == (
-        "No known Ascend failure cause found; worth a look: "
-        f"{report['findings'][0]['title']} ({log}:1, rank 0)."
+        f"No known Ascend failure cause found; worth a look: {report['findings'][0]['title']} ({log}:1, rank 0)."
     )
     assert result.exit_code == 0
 
@@ -204,8 +234,7 @@ def test_the_rank_the_timeouts_name_outranks_an_earlier_attempts_failure(tmp_pat
 def test_in_one_log_of_all_ranks_the_awaited_ranks_error_is_not_called_missing(tmp_path: Path) -> None:
     log = tmp_path / "all.log"
     log.write_text(
-        "".join(f"[rank{rank}]:" + TIMEOUT for rank in (0, 1, 2))
-        + "[rank3]:Traceback (most recent call last):\n[rank3]:KeyError: 'text'\n"
+        "".join(f"[rank{rank}]:" + TIMEOUT for rank in (0, 1, 2)) + "[rank3]: step 1200 loss 2.1\n"
     )
     report, _ = diagnose_json(str(log))
     assert "3 rank(s) timed out waiting for rank 3" in report["verdict"]
@@ -215,9 +244,91 @@ def test_in_one_log_of_all_ranks_the_awaited_ranks_error_is_not_called_missing(t
 
 def test_beside_a_log_of_several_ranks_the_awaited_ranks_error_is_not_called_missing(tmp_path: Path) -> None:
     (tmp_path / "rank0.log").write_text(TIMEOUT)
-    (tmp_path / "all.log").write_text(
-        "[rank3]:Traceback (most recent call last):\n[rank3]:KeyError: 'text'\n"
-    )
+    (tmp_path / "all.log").write_text("[rank3]: step 1200 loss 2.1\n")
     report, _ = diagnose_json(str(tmp_path / "rank0.log"), str(tmp_path / "all.log"))
     assert "not in these logs" not in report["verdict"]
     assert "no known Ascend error of rank 3 was found" in report["verdict"]
+
+
+CUDA_OOM = (
+    "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. "
+    "GPU 5 has a total capacity of 79.15 GiB of which 1.21 GiB is free.\n"
+)
+NCCL_WATCHDOG = (
+    "[rank{rank}]:[E ProcessGroupNCCL.cpp:1182] [Rank {rank}] NCCL watchdog thread terminated with exception: "
+    "[Rank {rank}] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=1842, OpType=ALLREDUCE, "
+    "NumelIn=1, NumelOut=1, Timeout(ms)=600000) ran for 600031 milliseconds before timing out.\n"
+)
+
+
+def test_a_gpu_jobs_watchdog_timeouts_are_the_consequence_of_its_cuda_oom(tmp_path: Path) -> None:
+    """As HCCL timeouts are for Ascend: rank 5 ran out of GPU memory, the seven others timed out
+    waiting for it (and their logs come first)."""
+    for rank in (0, 1, 2, 3, 4, 6, 7):
+        (tmp_path / f"rank{rank}.log").write_text(NCCL_WATCHDOG.format(rank=rank))
+    (tmp_path / "rank5.log").write_text(CUDA_OOM)
+    report, _ = diagnose_json(str(tmp_path))
+    findings = report["findings"]
+    assert [f["rule_id"] for f in findings] == ["python.cuda-out-of-memory", "python.nccl-watchdog-timeout"]
+    assert (findings[1]["role"], findings[1]["related_to"]) == ("consequence", "python.cuda-out-of-memory")
+    assert findings[1]["ranks"] == [0, 1, 2, 3, 4, 6, 7]
+    assert report["verdict"].startswith("This is not an Ascend failure: CUDA out of memory")
+
+
+SOCKET_TIMEOUT = (
+    "[ERROR] 2024-12-04-10:36:02 (PID:4820{rank}, Device:{rank}, RankID:{rank}) ERR02200 DIST call hccl api failed.\n"
+    "EI0006: [PID: 4820{rank}] 2024-12-04-10:36:02.007.223 Getting socket times out. Reason: 1. The remote "
+    "does not initiate a connect request. some NPUs in the cluster are abnormal.\n"
+)
+
+
+def _socket_timeouts(tmp_path: Path, ranks: range, silent: set[int]) -> Path:
+    for rank in ranks:
+        text = "step 1200 loss 2.1\n" + ("" if rank in silent else SOCKET_TIMEOUT.format(rank=rank))
+        (tmp_path / f"rank_{rank}.log").write_text(text)
+    return tmp_path
+
+
+def test_the_one_rank_of_a_directory_that_printed_no_error_is_named(tmp_path: Path) -> None:
+    report, _ = diagnose_json(str(_socket_timeouts(tmp_path, range(8), {5})))
+    assert report["findings"][0]["category"] == "hccl_timeout"
+    assert report["verdict"].endswith(
+        "7 of 8 ranks timed out waiting in a collective; rank 5 shows no error: it never joined "
+        f"(it hung, or died without a word): look at its own output ({tmp_path / 'rank_5.log'}) and its plog"
+    )
+
+
+def test_the_silent_rank_in_chinese(tmp_path: Path) -> None:
+    report, _ = diagnose_json("--lang", "zh", str(_socket_timeouts(tmp_path, range(4), {2})))
+    assert "4 个 rank 中有 3 个在集合通信中等待超时；rank 2 没有任何报错" in report["verdict"]
+
+
+@pytest.mark.parametrize(
+    ("launch", "ranks", "silent"),
+    [
+        ("torchrun --nnodes 1 --nproc_per_node 8 train.py\n", (0, 1, 2, 3, 4, 5, 6), 7),  # the last rank
+        ("[2024-03-01 09:58:16,904] [INFO] [launch.py:163:main] dist_world_size=4\n", (1, 2, 3), 0),
+        ("", (0, 1, 2, 4, 5), 3),  # no size stated: the gap among the ranks that timed out
+    ],
+)
+def test_the_silent_rank_of_one_log_of_all_ranks_is_named(
+    tmp_path: Path, launch: str, ranks: tuple[int, ...], silent: int
+) -> None:
+    log = tmp_path / "all.log"
+    log.write_text(
+        launch
+        + "".join(
+            "".join(f"[rank{rank}]: {line}\n" for line in SOCKET_TIMEOUT.format(rank=rank).splitlines())
+            for rank in ranks
+        )
+    )
+    report, _ = diagnose_json(str(log))
+    assert f"rank {silent} shows no error: it never joined" in report["verdict"]
+    assert f"{len(ranks)} of {len(ranks) + 1} ranks timed out" in report["verdict"]
+
+
+@pytest.mark.parametrize("silent", [set(), {2, 5}])
+def test_no_rank_is_called_silent_unless_exactly_one_is(tmp_path: Path, silent: set[int]) -> None:
+    report, _ = diagnose_json(str(_socket_timeouts(tmp_path, range(8), silent)))
+    assert report["findings"][0]["category"] == "hccl_timeout"
+    assert "shows no error" not in report["verdict"]

@@ -17,8 +17,10 @@ from typing import BinaryIO, Union
 
 from ascend_doctor.match import prefilter
 from ascend_doctor.match.matcher import Matcher
-from ascend_doctor.model import Evidence, Match
+from ascend_doctor.model import CODE, PROSE, Evidence, Match
 from ascend_doctor.read import events
+from ascend_doctor.read.tracebacks import TAIL
+from ascend_doctor.read.world import HEAD
 
 Buffer = Union[bytes, mmap.mmap]
 
@@ -43,6 +45,9 @@ class ScanResult:
         self.size = 0
         self.long_lines = 0  # parts of over-long lines matched only around literals
         self.error = ""  # why reading stopped before the end (a truncated compressed log)
+        self.tail = b""  # the last TAIL bytes of the lines scanned, for the exceptions they end with
+        self.tail_end = 1  # the line the tail's last line end is followed by (1 + line ends read)
+        self.head = b""  # the first HEAD bytes, for the launch lines that state the world size
 
 
 def long_lines_note(count: int) -> str:
@@ -66,6 +71,7 @@ class StreamScanner:
         self.result = ScanResult()
         self.path_rank = events.rank_of_path(label)
         self._seen: set[tuple[int, int]] = set()
+        self._tail_wanted: bool | None = None  # a CANN plog holds no Python traceback: no tail
 
     def scan(
         self,
@@ -112,6 +118,7 @@ class StreamScanner:
             if cut < 0:
                 if filled - lo > MAX_LINE:  # the part of an over-long line read so far; a tail is kept
                     self._block(buffer, lo, filled, filled, newlines)  # so that no literal is cut
+                    self._keep_tail(buffer, lo, filled)
                     buffer.move(0, filled - WINDOW_OVERLAP, WINDOW_OVERLAP)
                     base += filled - WINDOW_OVERLAP
                     filled, lo = WINDOW_OVERLAP, 0
@@ -122,20 +129,39 @@ class StreamScanner:
             if hi > lo:
                 end = _neighbour_end(buffer, hi, filled)
                 newlines += self._block(buffer, lo, hi, filled if end is None else end, newlines)
+                self._keep_tail(buffer, lo, hi)
                 keep = context_start(buffer, hi)
                 buffer.move(0, keep, filled - keep)
                 base += keep
                 filled, lo = filled - keep, hi - keep
         self.result.size += len(first)
         hi = filled if stop < 0 else min(filled, max(lo, stop - base))
+        ended = True
         if hi > lo:
             ended = buffer[hi - 1] == ord("\n")
-            newlines += self._block(buffer, lo, hi, filled, newlines) + (0 if ended else 1)
+            newlines += self._block(buffer, lo, hi, filled, newlines)
+            self._keep_tail(buffer, lo, hi)
         if stop >= 0:
             self.result.size = min(self.result.size, stop)
         view.release()
-        self.result.lines = newlines
+        self.result.tail_end = newlines + 1
+        self.result.lines = newlines + (0 if ended else 1)
         return self.result
+
+    def _keep_tail(self, buffer: mmap.mmap, lo: int, hi: int) -> None:
+        """Keep the first HEAD and the last TAIL bytes of the lines scanned: at most two copies of
+        TAIL bytes a block.
+        None of a CANN plog (its first line tells), which only the runtime writes: a plog tree has
+        thousands of files."""
+        if self._tail_wanted is None:
+            self._tail_wanted = not events.plog_start(buffer[lo : lo + 256])
+            self.result.head = buffer[lo : min(hi, lo + HEAD)] if self._tail_wanted else b""
+        if not self._tail_wanted:
+            return
+        if hi - lo >= TAIL:
+            self.result.tail = buffer[hi - TAIL : hi]
+        else:
+            self.result.tail = (self.result.tail + buffer[lo:hi])[-TAIL:]
 
     def _block(self, buffer: mmap.mmap, lo: int, hi: int, end: int, newlines: int) -> int:
         """Match the candidate lines in buffer[lo:hi], whose first line is line `newlines + 1`;
@@ -200,6 +226,7 @@ class StreamScanner:
         timed = False
         pieces = events.segments(text)
         previous, following = (_edge_segment(raw, last) for raw, last in zip(neighbours, (True, False)))
+        code = events.quoted_source(text, previous)
         for position, (piece, prefix_rank) in enumerate(pieces):
             wrap_before = previous if position == 0 else ""
             wrap_after = following if position == len(pieces) - 1 else ""
@@ -225,7 +252,8 @@ class StreamScanner:
                     captures=hit.captures,
                 )
                 rule_id = self.matcher.rules[hit.rule_index].id
-                match = Match(rule_id, hit.pattern_index, evidence, self.input_index, hit.wrap)
+                quoted = CODE if code and position == 0 else PROSE if events.prose(piece, hit.span) else ""
+                match = Match(rule_id, hit.pattern_index, evidence, self.input_index, hit.wrap, quoted)
                 self.result.matches.append(match)
 
 

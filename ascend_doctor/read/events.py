@@ -41,7 +41,30 @@ _PLOG_MATCHED_LEVELS = frozenset({"ERROR", "WARNING"})
 # A command a shell echoed (`set -x`), not output of the job: `+ grep -c EL0004 train.log` names
 # codes it only looks for.
 _SHELL_TRACE = re.compile(r"\++ \S")
+# A Python traceback's frame line; the indented line under it is the source it quotes.
+_FRAME = re.compile(r'File "[^"]*", line \d+')
 MAX_SEGMENT = 16 * 1024
+# Prose that names an error rather than reports it (a hint, a comment, a doc line, a command that
+# looks for a code). A line that starts like a hint or a command that looks for text:
+_HINT = re.compile(
+    r"(?:hint|tips?|note)\s*[:：]|//|[-*]\s+[^`]*`|(?:[$#]\s*)?(?:echo|printf|grep|egrep|zgrep|rg)\s",
+    re.IGNORECASE,
+)
+# A comment or a quote, and the words that make one an explanation (`# EL0004 means ...`): a `#`
+# line alone may be a heading that repeats the error (`# RuntimeError: ...`), and a `>` line the
+# error quoted in an issue.
+_COMMENT = re.compile(r"(?:#+|>)\s")
+_EXPLAINS = re.compile(
+    r"\b(?:means?|e\.g\.|i\.e\.|for example|if you|when you|you (?:will |may |might )?see)\b", re.IGNORECASE
+)
+# Words right before a quoted code that make it an example (`if you see 'EL0004: ...'`).
+_CUE = re.compile(
+    r"\b(?:if you (?:see|get|hit)|when you (?:see|get|hit)|you (?:will |may |might )?see|see|seeing|means?|"
+    r"e\.g\.|i\.e\.|for example|such as|like|look for|search for)[\s,:]*$",
+    re.IGNORECASE,
+)
+_CONDITIONAL = re.compile(r"(?:if|when|whenever)\s", re.IGNORECASE)  # `If training stops with "EL0004..."`
+_QUOTES = {"'": "'", '"': '"', "`": "`", "\u201c": "\u201d", "\u2018": "\u2019"}
 
 
 def decode(raw: bytes) -> str:
@@ -112,6 +135,31 @@ def segments(line: str) -> list[tuple[str, int | None]]:
             if clean and not _SHELL_TRACE.match(clean):
                 pieces.append((clean[:MAX_SEGMENT], rank))
     return pieces
+
+
+def quoted_source(line: str, previous: str) -> bool:
+    """Whether a line is the source line a Python traceback quotes under its frame line
+    (`File "x.py", line 3, in f` then `    raise RuntimeError("...")`): code, not something the job
+    printed, so no sighting of what it names. `previous` is the clean segment before it; the
+    line is indented (an exception line right after a frame whose source is unknown is not)."""
+    return bool(_FRAME.match(previous)) and strip_prefixes(line)[0][:1].isspace()
+
+
+def prose(piece: str, span: tuple[int, int]) -> bool:
+    """Whether a clean segment only talks about what a rule matched in it at `span`: a hint,
+    tip or note, a `//` comment, a markdown bullet quoting code, a command that prints or looks
+    for it (`echo "EL0004"`, `grep EL0004`), a `#` comment or `>` quote that explains it, or
+    the matched text in quotes right after words like `if you see`, `e.g.`, `means` or in a
+    sentence that starts with `if` or `when`."""
+    if _HINT.match(piece):
+        return True
+    if _COMMENT.match(piece) and _EXPLAINS.search(piece):
+        return True
+    start, end = span
+    opening = max(piece.rfind(mark, 0, start + 1) for mark in _QUOTES)
+    if opening < 0 or piece.find(_QUOTES[piece[opening]], max(end - 1, opening + 1)) < 0:
+        return False
+    return bool(_CONDITIONAL.match(piece) or _CUE.search(piece, 0, opening))
 
 
 def rank_in_text(line: str) -> int | None:
@@ -201,6 +249,11 @@ def last_timestamp(before: bytes) -> float | None:
     of its own, but happened right after the last line that had one."""
     stamps = _TIME_BYTES.findall(before)
     return timestamp_of(stamps[-1].decode("ascii")) if stamps else None
+
+
+def plog_start(head: bytes) -> bool:
+    """Whether bytes start with a CANN plog line (`[ERROR] RUNTIME(4821,python):...`)."""
+    return bool(_PLOG.match(head.decode("ascii", "replace")))
 
 
 def skipped_plog_level(line: str) -> bool:

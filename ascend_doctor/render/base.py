@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 from typing import Protocol, TextIO
 
+from ascend_doctor import uncaught
 from ascend_doctor.model import Finding, Report, Severity
 from ascend_doctor.read.events import rank_of_path
 
@@ -62,6 +63,12 @@ MESSAGES = {
         "not_ascend": "This is not an Ascend failure: {title}.",
         "no_failure": "No failure: {title}.",
         "no_error": "No known Ascend failure cause found; worth a look: {title} ({where}).",
+        "died": "No Ascend cause found; the job died of {exception}{raised_at}",
+        "died_npu": (
+            "The job died of an NPU error whose cause the log does not show: {exception}{raised_at}; "
+            "diagnose its plog too"
+        ),
+        "raised_at": " at {frame}",
         "started": "started on {origin}; {count} other {unit} timed out waiting for it",
         "ranks": "ranks",
         "files": "files",
@@ -82,12 +89,20 @@ MESSAGES = {
             "no known Ascend error of rank {peer} was found: read its last lines (did the script raise?) "
             "and rank {peer}'s plog"
         ),
+        "silent": (
+            "{count} of {world} ranks timed out waiting in a collective; rank {rank} shows no error: "
+            "it never joined (it hung, or died without a word): look at its own output{log} and its plog"
+        ),
+        "silent_log": " ({path})",
     },
     "zh": {
         "nothing": "未发现已知的昇腾故障原因。",
         "not_ascend": "这不是昇腾故障：{title}。",
         "no_failure": "未发生故障：{title}。",
         "no_error": "未发现已知的昇腾故障原因；值得一看：{title}（{where}）。",
+        "died": "未发现昇腾原因；任务因 {exception} 退出{raised_at}",
+        "died_npu": "任务因一个日志中看不到原因的 NPU 错误退出：{exception}{raised_at}；请一并诊断它的 plog",
+        "raised_at": "，抛出位置 {frame}",
         "started": "首先出现在 {origin}；另有 {count} 个{unit}在等待它时超时",
         "ranks": "rank",
         "files": "文件",
@@ -108,6 +123,11 @@ MESSAGES = {
             "没有找到 rank {peer} 的已知昇腾报错：请查看它的最后几行输出（脚本是否抛出了异常？）"
             "和 rank {peer} 的 plog"
         ),
+        "silent": (
+            "{world} 个 rank 中有 {count} 个在集合通信中等待超时；rank {rank} 没有任何报错："
+            "它没有加入（卡住了，或无声地退出了）：请查看它自己的输出{log}和它的 plog"
+        ),
+        "silent_log": "（{path}）",
     },
 }
 
@@ -166,12 +186,13 @@ def spread(report: Report) -> str:
 
 
 def _waiting_only(report: Report, top: Finding) -> str:
-    """Only timeouts were found: name the rank they waited for, whose own error is not here."""
+    """Only timeouts were found: name the rank they waited for, whose own error is not here, or
+    the one rank that printed no error."""
+    ranks_read = {rank_of_path(record.path): record.path for record in report.inputs if not record.skipped}
     if report.waited_for is None:
-        return ""
+        return _silent_rank(report, top, ranks_read)
     peer, count = report.waited_for
     waiting = len(top.ranks) or len(top.paths)
-    ranks_read = {rank_of_path(record.path): record.path for record in report.inputs if not record.skipped}
     if peer in ranks_read:
         return message(report, "waiting_read", count=waiting, peer=peer, lines=count, path=ranks_read[peer])
     if None in ranks_read:  # a log of several ranks was read: rank 3's lines may well be in it
@@ -184,6 +205,8 @@ def verdict(report: Report) -> str:
     if not report.findings:
         return message(report, "nothing")
     top = report.findings[0]
+    if top.rule.id in uncaught.RULE_IDS:
+        return _died_of(report, top)
     title = top.rule.title.get(report.lang)
     ascend_causes = [
         finding
@@ -200,3 +223,36 @@ def verdict(report: Report) -> str:
         return message(report, "nothing")
     started = spread(report)
     return f"{title} — {started}" if started else f"{title} ({where(top)})"
+
+
+def _died_of(report: Report, top: Finding) -> str:
+    """No rule explains the failure: the exception the job died of, and where it was raised."""
+    captured = dict(top.evidence[0].captures)
+    frame = captured.get("raised_at", "")
+    sentence = message(
+        report,
+        "died_npu" if top.rule.id == uncaught.UNEXPLAINED_NPU_ERROR.id else "died",
+        exception=captured.get("exception", top.evidence[0].text),
+        raised_at=message(report, "raised_at", frame=frame) if frame else "",
+    )
+    started = spread(report)
+    return f"{sentence} — {started}" if started else f"{sentence} ({where(top)})"
+
+
+def _silent_rank(report: Report, top: Finding, ranks_read: dict[int | None, str]) -> str:
+    """The one rank of the job that printed no error while the others timed out waiting: the
+    world is the size the launch lines state, the ranks of the files read (`rank_5.log`), and
+    the ranks that timed out; without a stated size, the ranks from 0 to the highest one seen."""
+    timed_out = set(top.ranks)
+    if not timed_out:
+        return ""
+    said = {rank for finding in report.findings for rank in finding.ranks}
+    world = {rank for rank in ranks_read if rank is not None} | timed_out
+    size = max((record.world_size for record in report.inputs), default=0)
+    world |= set(range(size or max(world) + 1))
+    silent = world - said
+    if len(silent) != 1 or len(timed_out) < 2:
+        return ""
+    rank = silent.pop()
+    log = message(report, "silent_log", path=ranks_read[rank]) if rank in ranks_read else ""
+    return message(report, "silent", count=len(timed_out), world=len(world), rank=rank, log=log)

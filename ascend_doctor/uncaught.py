@@ -1,0 +1,146 @@
+"""The exception the job died of, as a finding, when no rule explains why it failed.
+
+A log that ends in a traceback no rule knows must not get a blank "no cause found": the report
+names the last exception and where it was raised (`KeyError: 'outdoor_scene'` at dataset.py:57),
+as not_ascend, or as needs_more_evidence when it is an NPU/ACL runtime error whose cause the log
+does not show. It is added only when no rule found an error the job could have died of (the
+timeouts of ranks that waited for another do not count: their wait is not why the job failed),
+and never to a log a rule calls a run that did not fail. Its confidence is low: below any real
+Ascend cause in the same logs.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+
+from ascend_doctor.model import (
+    PROSE,
+    Confidence,
+    Examples,
+    InputRecord,
+    Kind,
+    Match,
+    Raised,
+    Rule,
+    Severity,
+    Text,
+)
+from ascend_doctor.ranking import waits
+from ascend_doctor.read.tracebacks import WRAPPERS, is_npu_error, short_message
+
+UNCAUGHT = Rule(
+    id="python.uncaught-exception",
+    category="not_ascend",
+    severity=Severity.ERROR,
+    confidence=Confidence.LOW,
+    kind=Kind.CAUSE,
+    title=Text(
+        "The job died of a Python exception that no Ascend rule explains",
+        "任务因一个昇腾规则无法解释的 Python 异常而退出",
+    ),
+    cause=Text(
+        "The last exception the job raised is not one the rule base knows as an Ascend failure: most "
+        "often a bug or bad input in the script (a missing key, a wrong path, a shape mismatch) rather "
+        "than the NPU stack.",
+        "任务最后抛出的异常不在规则库已知的昇腾故障之列：多半是脚本本身的问题（缺少的键、错误的路径、"
+        "形状不匹配），而不是 NPU 软件栈。",
+    ),
+    fix=Text(
+        "Read the traceback from the frame that raised it; fix the script or its input there. If the "
+        "exception does come from the NPU stack, rerun with ASCEND_GLOBAL_LOG_LEVEL=1 and diagnose the "
+        "plog too.",
+        "从抛出异常的那一帧开始阅读 traceback，在那里修正脚本或输入。如果异常确实来自 NPU 软件栈，"
+        "请设置 ASCEND_GLOBAL_LOG_LEVEL=1 重跑，并一同诊断 plog。",
+    ),
+    env=(),
+    patterns=(),
+    examples=Examples((), ()),
+    sources=("built in: the last exception of a log no rule explains",),
+)
+UNEXPLAINED_NPU_ERROR = UNCAUGHT._replace(
+    id="python.unexplained-npu-error",
+    category="needs_more_evidence",
+    title=Text(
+        "The job died of an NPU runtime error whose cause the log does not show",
+        "任务因一个 NPU 运行时错误退出，日志中看不到其原因",
+    ),
+    cause=Text(
+        "The exception comes from the NPU stack (torch_npu, ACL, HCCL), but no line of the log says why: the "
+        "cause was written to the device's logs (plog), or came before what was captured.",
+        "异常来自 NPU 软件栈（torch_npu、ACL、HCCL），但日志中没有说明原因的行："
+        "原因写在了设备日志（plog）中，或者发生在所截取的日志之前。",
+    ),
+    fix=Text(
+        "Collect the plog of the failing process (~/ascend/log/debug/plog, or $ASCEND_PROCESS_LOG_PATH) "
+        "and diagnose it with this log; rerun with ASCEND_GLOBAL_LOG_LEVEL=1 and "
+        "ASCEND_LAUNCH_BLOCKING=1 to see the failing operator.",
+        "收集出错进程的 plog（~/ascend/log/debug/plog 或 $ASCEND_PROCESS_LOG_PATH），与本日志一同诊断；"
+        "设置 ASCEND_GLOBAL_LOG_LEVEL=1 和 ASCEND_LAUNCH_BLOCKING=1 重跑，可以看到出错的算子。",
+    ),
+    sources=("built in: the last exception of a log no rule explains, an NPU runtime error",),
+)
+RULES = (UNCAUGHT, UNEXPLAINED_NPU_ERROR)
+RULE_IDS = frozenset(rule.id for rule in RULES)
+
+_Where = tuple[int, "int | None"]
+
+
+def died_of(records: Sequence[InputRecord], matches: Sequence[Match], rules: Iterable[Rule]) -> list[Match]:
+    """One match per input for the exception it died of, or none when a rule found an error the
+    job could have died of, or a run that did not fail."""
+    by_id = {rule.id: rule for rule in rules}
+    timed_out: set[_Where] = set()
+    errors: list[Match] = []
+    for match in matches:
+        rule = by_id[match.rule_id]
+        if rule.category == "no_failure":
+            return []
+        if rule.severity is not Severity.ERROR or match.quoted == PROSE:
+            continue
+        errors.append(match)
+        if waits(rule) and match.evidence.rank is not None:
+            timed_out.add((match.input_index, match.evidence.rank))
+    for match in errors:
+        if not waits(by_id[match.rule_id]) and (match.input_index, match.evidence.rank) not in timed_out:
+            return []
+    found = []
+    for index, record in enumerate(records):
+        raised = _last(record.raised, index, errors, timed_out)
+        if raised is not None:
+            found.append(_match(raised, index))
+    return found
+
+
+def _last(
+    raised: Sequence[Raised], index: int, errors: Sequence[Match], timed_out: set[_Where]
+) -> Raised | None:
+    """The root of the last chain of exceptions in one input, unless a rule explains it; none of
+    a rank that timed out, and a launcher's summary exception only when nothing else failed (it
+    names no cause, and beside timeouts it only ends the ranks that waited)."""
+    chains: dict[object, list[Raised]] = {}
+    for number, one in enumerate(raised):
+        chains.setdefault(one.chain or ("alone", number), []).append(one)
+    wrapper = None
+    for chain in reversed(list(chains.values())):
+        root = chain[0]
+        if (index, root.evidence.rank) in timed_out:
+            continue
+        if root.name.rsplit(".", 1)[-1] in WRAPPERS:
+            wrapper = wrapper or root
+            continue
+        if any(_explains(match, index, one) for one in chain for match in errors):
+            return None  # the job died of what a rule found
+        return root
+    return None if errors else wrapper
+
+
+def _explains(match: Match, index: int, raised: Raised) -> bool:
+    """Whether an error a rule found is inside an exception's traceback or message."""
+    return match.input_index == index and raised.start <= match.evidence.line <= raised.end
+
+
+def _match(raised: Raised, index: int) -> Match:
+    rule = UNEXPLAINED_NPU_ERROR if is_npu_error(raised) else UNCAUGHT
+    captures = (("exception", short_message(raised)), ("raised_at", raised.frame))
+    evidence = raised.evidence._replace(captures=tuple(pair for pair in captures if pair[1]))
+    return Match(rule.id, 0, evidence, index)
