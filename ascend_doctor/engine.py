@@ -7,12 +7,14 @@ from collections.abc import Callable, Iterator, Sequence
 from typing import Any, BinaryIO, NamedTuple, Optional
 
 from ascend_doctor import __version__, uncaught
+from ascend_doctor.gpu_job import as_gpu_job, gpu_only
 from ascend_doctor.match.matcher import MAX_TIMEOUTS, PATTERN_TIMEOUT, Matcher
 from ascend_doctor.match.parts import Part, open_part, plan
 from ascend_doctor.match.pattern_search import alarm_clock
 from ascend_doctor.match.scanner import ScanResult, StreamScanner, long_lines_note
 from ascend_doctor.model import InputRecord, Match, Report, Rule
 from ascend_doctor.ranking import RUN_GAP, EarlierRuns, earlier_runs, rank, waited_for, waits
+from ascend_doctor.read import accelerator
 from ascend_doctor.read.events import rank_of_path
 from ascend_doctor.read.progress import Progress
 from ascend_doctor.read.sources import InputItem, expand, open_input
@@ -58,7 +60,10 @@ def _scan_item(
         notes.append(long_lines_note(result.long_lines))
     raised = last_raised(result.tail, result.tail_end, label, scanner.path_rank)
     world = _stated_world(matcher.rules, result.matches, result.head, result.tail)
-    record = InputRecord(label, "read", "", result.lines, result.size, tuple(notes), raised, world)
+    ascend, gpu = accelerator.signs(result.head, result.tail, plog=result.lines > 0 and not result.head)
+    record = InputRecord(
+        label, "read", "", result.lines, result.size, tuple(notes), raised, world, ascend, gpu
+    )
     return record, result.matches
 
 
@@ -152,7 +157,9 @@ def _joined(
     raised = last_raised(tail, tail_end, item.label, rank_of_path(item.label))
     head = results[0].head if isinstance(results[0], ScanResult) else b""
     world = _stated_world(rules, matches, head, tail)
-    return InputRecord(item.label, "read", "", lines, size, tuple(notes), raised, world), matches
+    ascend, gpu = accelerator.signs(head, tail, plog=lines > 0 and not head)
+    record = InputRecord(item.label, "read", "", lines, size, tuple(notes), raised, world, ascend, gpu)
+    return record, matches
 
 
 def _scan_parallel(
@@ -320,7 +327,7 @@ def diagnose(
     if earlier is not None:
         warnings.append(_earlier_runs_warning(earlier, records))
     return Report(
-        findings=rank(matches, rules, peer, earlier),
+        findings=as_gpu_job(rank(matches, rules, peer, earlier), gpu_only(records, matches)),
         inputs=tuple(records),
         warnings=tuple(warnings + _timeout_warnings(timeouts)),
         tool_version=__version__,

@@ -137,7 +137,8 @@ class Raised(NamedTuple):
 
 class InputRecord(NamedTuple):
     """What happened to one input: read (with line count) or skipped (with the reason), the last
-    exceptions it shows, and the job's world size it states where its ranks timed out (0: none)."""
+    exceptions it shows, the job's world size it states where its ranks timed out (0: none), and
+    which accelerator its text shows."""
 
     path: str
     status: str
@@ -147,6 +148,8 @@ class InputRecord(NamedTuple):
     notes: tuple[str, ...] = ()
     raised: tuple[Raised, ...] = ()
     world_size: int = 0
+    ascend_seen: bool = False  # a sign of an Ascend NPU in its first or last bytes (a plog always)
+    gpu_seen: str = ""  # the first sign of an NVIDIA GPU there
 
     @property
     def skipped(self) -> bool:

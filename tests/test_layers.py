@@ -23,7 +23,7 @@ MAY_IMPORT: dict[str, set[str]] = {
     "cli": {"spine", "read", "rulebase", "match", "engine", "check", "render", "watch"},
     "main": {"spine", "cli"},  # __main__
 }
-TOP = {"engine": "engine", "ranking": "engine", "uncaught": "engine", "__main__": "main"}
+TOP = {"engine": "engine", "ranking": "engine", "uncaught": "engine", "gpu_job": "engine", "__main__": "main"}
 
 
 def _modules() -> dict[str, Path]:

@@ -1,0 +1,52 @@
+"""A failure that any accelerator's job can have is not called an Ascend one on a GPU job's log."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from tests.conftest import diagnose_json
+
+PORT_IN_USE = (
+    "[W socket.cpp:436] [c10d] The server socket has failed to listen on any local network address. "
+    "useIpv6: 0, code: -98, name: EADDRINUSE, message: address already in use\n"
+)
+
+
+def _top(tmp_path: Path, text: str) -> dict:
+    log = tmp_path / "train.log"
+    log.write_text(text, encoding="utf-8")
+    report, _ = diagnose_json(str(log))
+    return report["findings"][0]
+
+
+def test_a_port_clash_on_an_a100_is_not_an_ascend_failure(tmp_path: Path) -> None:
+    top = _top(tmp_path, "CUDA_VISIBLE_DEVICES=1 torchrun --nproc-per-node 1 train.py\n" + PORT_IN_USE)
+    assert top["category"] == "not_ascend"
+    assert top["env"] == []
+    assert "NVIDIA GPU (CUDA_VISIBLE_DEVICES)" in top["cause"]
+
+
+def test_the_same_clash_on_an_npu_job_keeps_its_cause(tmp_path: Path) -> None:
+    top = _top(tmp_path, "ASCEND_RT_VISIBLE_DEVICES=1 torchrun --nproc-per-node 1 train.py\n" + PORT_IN_USE)
+    assert top["category"] != "not_ascend"
+
+
+def test_a_gpu_sign_beside_an_ascend_error_changes_nothing(tmp_path: Path) -> None:
+    text = "model copied from an A100 checkpoint\nEL0004: Failed to allocate memory.\n"
+    assert _top(tmp_path, text)["category"] == "device_out_of_memory"
+
+
+def test_cuda_asked_for_where_there_is_none_is_no_gpu_job(tmp_path: Path) -> None:
+    text = (
+        '  File "train.py", line 12, in <module>\n'
+        "    model.to('cuda:0')\n"
+        "AssertionError: Torch not compiled with CUDA enabled\n"
+    )
+    assert _top(tmp_path, text)["category"] == "cuda_api_on_npu"
+
+
+def test_an_ascend_sign_deep_in_a_log_is_seen_through_the_lines_rules_matched(tmp_path: Path) -> None:
+    filler = "step 1 loss 0.5\n" * 20_000  # the sign is neither in the first nor in the last bytes
+    text = "CUDA_VISIBLE_DEVICES=0 python bench.py\n" + filler + "[npu:0] " + PORT_IN_USE
+    text += filler
+    assert _top(tmp_path, text)["category"] != "not_ascend"
