@@ -15,6 +15,7 @@ from ascend_doctor.model import InputRecord, Match, Report
 from ascend_doctor.ranking import RUN_GAP, EarlierRuns, earlier_runs, rank, waited_for
 from ascend_doctor.read.progress import Progress
 from ascend_doctor.read.sources import InputItem, expand, open_input
+from ascend_doctor.rulebase.catalogue import specialise
 from ascend_doctor.rulebase.load import RuleBase
 
 PARALLEL_MIN_BYTES = 16 * 1024 * 1024
@@ -275,13 +276,13 @@ def diagnose(
                 records.append(record)
                 matches.extend(found)
         timeouts = matcher.timeouts
-    matches = _one_per_message(matches)
-    peer = waited_for(matches, rulebase.rules)
-    earlier = earlier_runs(matches, rulebase.rules)
+    matches, rules = specialise(_one_per_message(matches), rulebase.rules)
+    peer = waited_for(matches, rules)
+    earlier = earlier_runs(matches, rules)
     if earlier is not None:
         warnings.append(_earlier_runs_warning(earlier, records))
     return Report(
-        findings=rank(matches, rulebase.rules, peer, earlier),
+        findings=rank(matches, rules, peer, earlier),
         inputs=tuple(records),
         warnings=tuple(warnings + _timeout_warnings(timeouts)),
         tool_version=__version__,

@@ -32,6 +32,9 @@ from ascend_doctor.read.events import remote_rank
 VICTIM_CATEGORIES = frozenset({"hccl_timeout"})
 # Catch-all categories name no single cause: two different causes in them stay apart.
 CATCH_ALL_CATEGORIES = frozenset({"needs_more_evidence", "not_ascend"})
+# A catalogue finding is one code (rulebase/catalogue.py): in a catch-all category two codes are
+# two findings, as two causes there are.
+CATALOGUE_PREFIX = "catalogue."
 MAX_EVIDENCE = 10
 SYMPTOM_DISCOUNT = 0.5
 
@@ -184,7 +187,9 @@ def _fold_by_category(groups: list[_Group], clock: _Clock) -> list[_Group]:
     for group in groups:
         rule = group.rule
         cause: tuple[str, ...] = (rule.category, rule.severity.value)
-        if rule.category in CATCH_ALL_CATEGORIES and rule.kind is Kind.CAUSE:
+        if rule.category in CATCH_ALL_CATEGORIES and (
+            rule.kind is Kind.CAUSE or rule.id.startswith(CATALOGUE_PREFIX)
+        ):
             cause += (rule.id,)
         best = kept.get(cause)
         if best is None:

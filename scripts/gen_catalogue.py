@@ -81,6 +81,13 @@ CATEGORY_TABLE: tuple[tuple[str, str, str], ...] = (
     ("aicore_exception", r".", r"(?i)ai ?core|\baiv\b|vector core"),
     ("aicpu_exception", r".", r"(?i)ai ?cpu"),
     ("operator_compile_failure", r"^(TBE|TEFusion|FE)$", r"(?i)compil|fusion|\bpass\b"),
+    ("operator_binary_missing", r"^(aclnn|operators)$", r"(?i)find kernel|kernel pkg not found"),
+    (
+        "op_shape_unsupported",
+        r"^(aclnn|operators|TBE)$",
+        r"(?i)parameter error|param invalid|tiling|infershape",
+    ),
+    ("graph_fuser_unsupported", r".", r"(?i)capture mode not support"),
     ("operator_dtype_unsupported", r"^(TBE|operators)$", r"(?i)dtype|data ?type"),
     ("operator_not_implemented", r"^(TBE|operators)$", r"(?i)not registered|unsupported operator"),
     (
@@ -210,6 +217,13 @@ ADVICE: dict[str, dict[str, str]] = {
         "sourced in the shell that started the job.",
         "zh": "检查报错中提到的环境变量，并确认启动作业的 shell 中已 source CANN 的 set_env.sh。",
     },
+    "graph_fuser_unsupported": {
+        "en": "The operation is not allowed while a graph is being captured or compiled: find the op "
+        "the message names, move it out of the captured region (or run that part eagerly), or "
+        "check that this CANN / torch_npu supports it in graph mode.",
+        "zh": "图捕获或图编译期间不允许该操作：找到报错中的算子，把它移出捕获区域（或让该部分以单算子模式运行），"
+        "或确认当前 CANN / torch_npu 在图模式下支持它。",
+    },
     "needs_more_evidence": {
         "en": "The code says where the failure surfaced, not why: collect the plog of the same process "
         "(~/ascend/log, or ASCEND_SLOG_PRINT_TO_STDOUT=1), look for the first error before this line, "
@@ -326,6 +340,10 @@ def inner_record(code: str, system: str) -> dict[str, Any]:
 def build(entries: Iterable[dict[str, Any]]) -> dict[str, Any]:
     """The catalogue document: every entry's record, then the inner codes the entries lack."""
     records = [record(entry) for entry in entries]
+    taxonomy = yaml.safe_load((ROOT / "ascend_doctor" / "rulebase" / "taxonomy.yaml").read_text("utf-8"))
+    for item in records:
+        if item["category"] not in taxonomy["categories"] or item["advice"] not in ADVICE:
+            raise SystemExit(f"{item['code']}: category {item['category']!r} is not in the taxonomy or has no advice")
     known = {item["code"] for item in records}
     records += [inner_record(code, system) for code, system in INNER_CODES.items() if code not in known]
     return {
@@ -378,7 +396,7 @@ def rules_document(catalogue: dict[str, Any]) -> str:
                 "en": "The line carries a CANN error code that no more specific rule explains.",
                 "zh": "该行带有一个 CANN 错误码，没有更具体的规则能解释它。",
             },
-            "fix": ADVICE["needs_more_evidence"],
+            "fix": dict(ADVICE["needs_more_evidence"]),
             "patterns": token_patterns,
             "examples": {
                 "match": [
@@ -400,7 +418,7 @@ def rules_document(catalogue: dict[str, Any]) -> str:
                 "en": "The line reports a numeric CANN return code that no more specific rule explains.",
                 "zh": "该行报告了一个数字形式的 CANN 返回码，没有更具体的规则能解释它。",
             },
-            "fix": ADVICE["needs_more_evidence"],
+            "fix": dict(ADVICE["needs_more_evidence"]),
             "patterns": [NUMERIC_PATTERN],
             "examples": {
                 "match": [
