@@ -55,7 +55,8 @@ CATEGORY_TABLE: tuple[tuple[str, str, str], ...] = (
     (
         "host_out_of_memory",
         r".",
-        r"(?i)insufficient host memory|host memory (has been )?exhausted|allocate .*host memory|host memory by",
+        r"(?i)insufficient host memory|host memory (has been )?exhausted|allocate .*host memory"
+        r"|host memory by",
     ),
     ("hccl_timeout", r"^(HCCL|HCCP)$", r"(?i)time ?out|times out|timed out"),
     ("hccl_timeout", r".", r"(?i)\bnotify\b.*time ?out|hccl.*time ?out|ffts plus timeout"),
@@ -87,7 +88,7 @@ CATEGORY_TABLE: tuple[tuple[str, str, str], ...] = (
         r"^(aclnn|operators|TBE)$",
         r"(?i)parameter error|param invalid|tiling|infershape",
     ),
-    ("graph_fuser_unsupported", r".", r"(?i)capture mode not support"),
+    ("graph_fuser_unsupported", r"^(ACL|runtime)$", r"(?i)capture"),
     ("operator_dtype_unsupported", r"^(TBE|operators)$", r"(?i)dtype|data ?type"),
     ("operator_not_implemented", r"^(TBE|operators)$", r"(?i)not registered|unsupported operator"),
     (
@@ -118,7 +119,8 @@ ADVICE: dict[str, dict[str, str]] = {
         "en": "Check how much NPU memory the job holds when it fails (npu-smi info; the allocator "
         "summary torch_npu prints) and whether another process shares the card; lower the batch "
         "or sequence size, or free cached memory before the failing step.",
-        "zh": "查看失败时作业占用的 NPU 内存（npu-smi info，torch_npu 打印的内存分配摘要），以及是否有其他进程"
+        "zh": "查看失败时作业占用的 NPU 内存（npu-smi info"
+        "，torch_npu 打印的内存分配摘要），以及是否有其他进程"
         "共用该卡；减小 batch 或序列长度，或在出错步骤前释放缓存显存。",
     },
     "host_out_of_memory": {
@@ -131,14 +133,17 @@ ADVICE: dict[str, dict[str, str]] = {
         "en": "A timeout is usually what the other ranks print while one rank is stuck or dead: find the "
         "rank that failed first (the earliest error across all rank logs, the peer rank the timeout "
         "names) and diagnose that rank's log; raise HCCL_EXEC_TIMEOUT only if that rank was just slow.",
-        "zh": "超时通常是其他 rank 在等待某个卡住或已退出的 rank 时打印的：找出最先失败的 rank（所有 rank 日志中"
-        "最早的错误，超时信息中点名的对端 rank），诊断该 rank 的日志；只有在它只是慢时才调大 HCCL_EXEC_TIMEOUT。",
+        "zh": "超时通常是其他 rank 在等待某个卡住或已退出的 rank"
+        " 时打印的：找出最先失败的 rank（所有 rank 日志中"
+        "最早的错误，超时信息中点名的对端 rank），诊断该 rank 的"
+        "日志；只有在它只是慢时才调大 HCCL_EXEC_TIMEOUT。",
     },
     "hccl_init_failure": {
         "en": "Check the communicator set-up on every rank: the rank table or MASTER_ADDR/PORT, that the "
         "NICs are up (hccn_tool -i N -link -g), that the ports are free and not blocked by a firewall, "
         "and that HCCL_IF_IP / HCCL_SOCKET_IFNAME name a reachable interface.",
-        "zh": "检查每个 rank 的通信域建立：rank table 或 MASTER_ADDR/PORT，网口是否 up（hccn_tool -i N -link -g），"
+        "zh": "检查每个 rank 的通信域建立：rank table 或 MASTER_ADD"
+        "R/PORT，网口是否 up（hccn_tool -i N -link -g），"
         "端口是否空闲、未被防火墙拦截，HCCL_IF_IP / HCCL_SOCKET_IFNAME 是否指向可达的网卡。",
     },
     "hardware_fault": {
@@ -152,14 +157,16 @@ ADVICE: dict[str, dict[str, str]] = {
         "en": "Check that the device exists and is free: npu-smi info (leftover processes holding it), "
         "the devices mapped into the container (/dev/davinci*), ASCEND_RT_VISIBLE_DEVICES, and that "
         "the driver is loaded and matches the firmware.",
-        "zh": "检查设备是否存在且空闲：npu-smi info（是否有残留进程占用），容器中映射的设备（/dev/davinci*），"
+        "zh": "检查设备是否存在且空闲：npu-smi info（是否有残留"
+        "进程占用），容器中映射的设备（/dev/davinci*），"
         "ASCEND_RT_VISIBLE_DEVICES，以及驱动是否已加载并与固件匹配。",
     },
     "aicore_exception": {
         "en": "Find the failing kernel (the op or kernel name in the plog next to this code) and re-run "
         "with ASCEND_LAUNCH_BLOCKING=1 to tie it to a Python line; check that op's input indices and "
         "shapes, then collect logs with asys and analyse them with msaicerr.",
-        "zh": "找出出错的算子（plog 中该错误码附近的算子名或 kernel 名），设置 ASCEND_LAUNCH_BLOCKING=1 重跑以定位到"
+        "zh": "找出出错的算子（plog 中该错误码附近的算子名或 kernel 名）"
+        "，设置 ASCEND_LAUNCH_BLOCKING=1 重跑以定位到"
         " Python 行；检查该算子输入的索引和 shape，再用 asys 收集日志、用 msaicerr 分析。",
     },
     "aicpu_exception": {
@@ -172,7 +179,8 @@ ADVICE: dict[str, dict[str, str]] = {
         "en": "Read the compile error around this code for the operator and the reason; check that "
         "set_env.sh was sourced, the toolkit and ops packages are one version, and try again with a "
         "clean kernel cache (ASCEND_CACHE_PATH / kernel_meta).",
-        "zh": "阅读该错误码附近的编译报错，找出算子和原因；确认已 source set_env.sh、toolkit 与算子包版本一致，"
+        "zh": "阅读该错误码附近的编译报错，找出算子和原因；确认已 sour"
+        "ce set_env.sh、toolkit 与算子包版本一致，"
         "清空算子编译缓存（ASCEND_CACHE_PATH / kernel_meta）后重试。",
     },
     "operator_dtype_unsupported": {
@@ -221,7 +229,8 @@ ADVICE: dict[str, dict[str, str]] = {
         "en": "The operation is not allowed while a graph is being captured or compiled: find the op "
         "the message names, move it out of the captured region (or run that part eagerly), or "
         "check that this CANN / torch_npu supports it in graph mode.",
-        "zh": "图捕获或图编译期间不允许该操作：找到报错中的算子，把它移出捕获区域（或让该部分以单算子模式运行），"
+        "zh": "图捕获或图编译期间不允许该操作：找到报错中的算子"
+        "，把它移出捕获区域（或让该部分以单算子模式运行），"
         "或确认当前 CANN / torch_npu 在图模式下支持它。",
     },
     "needs_more_evidence": {
@@ -241,7 +250,8 @@ ADVICE: dict[str, dict[str, str]] = {
     "needs_more_evidence:HCCL": {
         "en": "A collective failed: find the first rank that reported an error (compare all rank logs "
         "by time), read its plog around this code, and check the communicator's settings on that rank.",
-        "zh": "集合通信失败：找出最先报错的 rank（按时间比对所有 rank 日志），阅读其 plog 中该错误码附近的内容，"
+        "zh": "集合通信失败：找出最先报错的 rank（按时间比对所有 "
+        "rank 日志），阅读其 plog 中该错误码附近的内容，"
         "并检查该 rank 的通信域配置。",
     },
     "needs_more_evidence:ACL": {
@@ -274,7 +284,9 @@ def link(reference: str | None) -> str:
     """`owner/repo path@commit` as a URL where the host is known, else the document's name."""
     if not reference:
         return ""
-    match = re.fullmatch(r"(?P<owner>[\w.-]+)/(?P<repo>[\w.-]+) (?P<path>\S+)@(?P<commit>[0-9a-f]+)(?: .*)?", reference)
+    match = re.fullmatch(
+        r"(?P<owner>[\w.-]+)/(?P<repo>[\w.-]+) (?P<path>\S+)@(?P<commit>[0-9a-f]+)(?: .*)?", reference
+    )
     if match is None:
         return reference
     host = HOSTS.get(match["owner"])
@@ -343,12 +355,15 @@ def build(entries: Iterable[dict[str, Any]]) -> dict[str, Any]:
     taxonomy = yaml.safe_load((ROOT / "ascend_doctor" / "rulebase" / "taxonomy.yaml").read_text("utf-8"))
     for item in records:
         if item["category"] not in taxonomy["categories"] or item["advice"] not in ADVICE:
-            raise SystemExit(f"{item['code']}: category {item['category']!r} is not in the taxonomy or has no advice")
+            raise SystemExit(
+                f"{item['code']}: category {item['category']!r} is not in the taxonomy or has no advice"
+            )
     known = {item["code"] for item in records}
     records += [inner_record(code, system) for code, system in INNER_CODES.items() if code not in known]
     return {
         "generated_by": "scripts/gen_catalogue.py",
-        "source_codes": len(records) - sum(1 for item in records if item["class"] == "inner error (unregistered)"),
+        "source_codes": len(records)
+        - sum(1 for item in records if item["class"] == "inner error (unregistered)"),
         "advice": ADVICE,
         "codes": records,
     }
@@ -391,7 +406,10 @@ def rules_document(catalogue: dict[str, Any]) -> str:
             "severity": "error",
             "confidence": "low",
             "kind": "symptom",
-            "title": {"en": "CANN error code (from the code catalogue)", "zh": "CANN 错误码（来自错误码目录）"},
+            "title": {
+                "en": "CANN error code (from the code catalogue)",
+                "zh": "CANN 错误码（来自错误码目录）",
+            },
             "cause": {
                 "en": "The line carries a CANN error code that no more specific rule explains.",
                 "zh": "该行带有一个 CANN 错误码，没有更具体的规则能解释它。",
@@ -413,7 +431,10 @@ def rules_document(catalogue: dict[str, Any]) -> str:
             "severity": "error",
             "confidence": "low",
             "kind": "symptom",
-            "title": {"en": "CANN numeric error code (from the code catalogue)", "zh": "CANN 数字错误码（来自错误码目录）"},
+            "title": {
+                "en": "CANN numeric error code (from the code catalogue)",
+                "zh": "CANN 数字错误码（来自错误码目录）",
+            },
             "cause": {
                 "en": "The line reports a numeric CANN return code that no more specific rule explains.",
                 "zh": "该行报告了一个数字形式的 CANN 返回码，没有更具体的规则能解释它。",
@@ -451,7 +472,9 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     entries = yaml.safe_load(args.codes_yaml.read_text("utf-8"))
     catalogue = build(entries)
-    args.catalogue.write_text(json.dumps(catalogue, ensure_ascii=False, separators=(",", ":")) + "\n", "utf-8")
+    args.catalogue.write_text(
+        json.dumps(catalogue, ensure_ascii=False, separators=(",", ":")) + "\n", "utf-8"
+    )
     args.rules.write_text(rules_document(catalogue), "utf-8")
     print(f"{len(catalogue['codes'])} codes -> {args.catalogue}, {args.rules}", file=sys.stderr)
     return 0

@@ -222,7 +222,9 @@ def _print_code(entry: Entry, lang: str) -> None:
     """One catalogued code: what CANN prints for it (as printed), our category and advice, its source."""
     label = LABELS[lang]
     console = _console()
-    console.print(Text(f"{entry.code} ({entry.system}, {entry.group}): {entry.title or entry.meaning}", style="bold"))
+    console.print(
+        Text(f"{entry.code} ({entry.system}, {entry.group}): {entry.title or entry.meaning}", style="bold")
+    )
 
     def line(key: str, value: str) -> None:
         if value:
@@ -243,7 +245,9 @@ def _print_text(found: Explanation, lang: str, verbose: bool) -> None:
     if found.env_var is not None:
         _print_env(found.env_var, lang, found.rules)
         return
-    blocks: list[Callable[[], None]] = [lambda rule=rule: print_rule(rule, lang, verbose) for rule in found.rules]
+    blocks: list[Callable[[], None]] = [
+        lambda rule=rule: print_rule(rule, lang, verbose) for rule in found.rules
+    ]
     blocks += [lambda entry=entry: _print_code(entry, lang) for entry in found.codes]
     for index, block in enumerate(blocks):
         if index:
@@ -251,13 +255,16 @@ def _print_text(found: Explanation, lang: str, verbose: bool) -> None:
         block()
 
 
-@click.command("explain")
+# A DCMI code such as -8005 would otherwise be read as an unknown option.
+@click.command("explain", context_settings={"ignore_unknown_options": True})
 @click.argument("code")
 @click.option("--rules", "rules_dirs", multiple=True, metavar="DIR", help="Also load the rules in DIR.")
 @click.option("-f", "--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
 @click.option("--lang", type=click.Choice(LANGUAGES), default=None, help="Language (default: from LANG).")
 @click.option("-v", "--verbose", is_flag=True, help="Also show the rules' patterns (regexes).")
-def explain_command(code: str, rules_dirs: tuple[str, ...], fmt: str, lang: str | None, verbose: bool) -> None:
+def explain_command(
+    code: str, rules_dirs: tuple[str, ...], fmt: str, lang: str | None, verbose: bool
+) -> None:
     """Explain an error code, a rule id or an environment variable, offline.
 
     Codes are matched ignoring case; the rules whose own title or patterns carry the code come

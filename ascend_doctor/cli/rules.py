@@ -99,7 +99,9 @@ _INTERNAL_SOURCES = ("knowledge", "seed ", "cann-error-codes")
 
 def public_sources(sources: tuple[str, ...]) -> list[str]:
     """The sources a reader can look up (links, documents), each once."""
-    return list(dict.fromkeys(s.strip() for s in sources if not s.strip().lower().startswith(_INTERNAL_SOURCES)))
+    return list(
+        dict.fromkeys(s.strip() for s in sources if not s.strip().lower().startswith(_INTERNAL_SOURCES))
+    )
 
 
 def print_rule(rule: Rule, lang: str, patterns: bool = True) -> None:

@@ -22,7 +22,9 @@ CATCH_ALL = frozenset({"needs_more_evidence", "not_ascend"})
 SMALL = 100
 _SYSTEM_WORDS = {"HCCL": ("hccl",), "driver": ("drv", "hal", "driver", "dcmi")}
 _HINT = re.compile(r"(?i)^\s*(?:#|//|--|;)|\bhint\b|\btip:|if you see|e\.g\.|for example|such as|see also")
-_WARNING = re.compile(r"\[WARNING\]|\bWARN(?:ING)?\b|\bW\d{5}\b|(?<![A-Za-z0-9_])W[0-9A-Z]\d{4}(?![A-Za-z0-9_])")
+_WARNING = re.compile(
+    r"\[WARNING\]|\bWARN(?:ING)?\b|\bW\d{5}\b|(?<![A-Za-z0-9_])W[0-9A-Z]\d{4}(?![A-Za-z0-9_])"
+)
 _ERROR = re.compile(r"(?i)\berror|\bfail|exception|\babort|\bE[0-9A-Z]\d{4}\b")
 
 
@@ -47,7 +49,9 @@ class Entry(NamedTuple):
         """What the code means: the text CANN prints, else its enum name spelled out."""
         if self.messages:
             return self.messages[0]
-        words = re.sub(r"^(?:ACL_ERROR_|ACLNN_ERR_|DRV_ERROR_|DCMI_ERR_CODE_|HCCL_E_)(?:RT_|GE_)?", "", self.title)
+        words = re.sub(
+            r"^(?:ACL_ERROR_|ACLNN_ERR_|DRV_ERROR_|DCMI_ERR_CODE_|HCCL_E_)(?:RT_|GE_)?", "", self.title
+        )
         return words.replace("_", " ").lower()
 
 
@@ -115,7 +119,9 @@ def entries() -> tuple[Entry, ...]:
 def lookup(query: str) -> tuple[Entry, ...]:
     """Every entry a user's query can mean: the code or an enum name in any case, `retCode=0x26`
     or `0X26`, and a number in decimal or hex (38 finds 0x26). Several systems can share a number."""
-    text = re.sub(r"(?i)^\s*(?:ret ?code|ret|err ?code|error ?code|acl ?error|errno)\s*[:=]?\s*", "", query).strip()
+    text = re.sub(
+        r"(?i)^\s*(?:ret ?code|ret|err ?code|error ?code|acl ?error|errno)\s*[:=]?\s*", "", query
+    ).strip()
     catalogue = _load()
     found = catalogue.by_code.get(text.upper(), ())
     value = _number(text)
@@ -229,7 +235,9 @@ def code_rule(code: str, meanings: Sequence[Entry], severity: Severity = Severit
 def _said(entry: Entry) -> str:
     """`meaning (system: title)`, and the aclError the runtime turns it into, if any."""
     text = f"{entry.meaning.rstrip('. ')} ({entry.system}: {entry.title or entry.group})"
-    return f"{text}, reported to the application as {entry.maps_to.split(' -> ')[-1]}" if entry.maps_to else text
+    return (
+        f"{text}, reported to the application as {entry.maps_to.split(' -> ')[-1]}" if entry.maps_to else text
+    )
 
 
 def _catch_all_advice() -> Text:
