@@ -11,11 +11,10 @@ from ascend_doctor.match.matcher import MAX_TIMEOUTS, PATTERN_TIMEOUT, Matcher
 from ascend_doctor.match.parts import Part, open_part, plan
 from ascend_doctor.match.pattern_search import alarm_clock
 from ascend_doctor.match.scanner import ScanResult, StreamScanner, long_lines_note
-from ascend_doctor.model import InputRecord, Match, Report
+from ascend_doctor.model import InputRecord, Match, Report, Rule
 from ascend_doctor.ranking import RUN_GAP, EarlierRuns, earlier_runs, rank, waited_for
 from ascend_doctor.read.progress import Progress
 from ascend_doctor.read.sources import InputItem, expand, open_input
-from ascend_doctor.rulebase.catalogue import specialise
 from ascend_doctor.rulebase.load import RuleBase
 
 PARALLEL_MIN_BYTES = 16 * 1024 * 1024
@@ -237,6 +236,16 @@ def _one_per_message(matches: list[Match]) -> list[Match]:
     return [m for m in matches if m.wrap >= 0 or (m.input_index, m.rule_id, m.evidence.line) not in wrapped]
 
 
+def _with_codes(matches: list[Match], rules: tuple[Rule, ...]) -> tuple[list[Match], tuple[Rule, ...]]:
+    """Catalogue matches as one finding per code (rulebase/catalogue.py), which is imported, and
+    its data read, only when a line carried a code."""
+    if not any(match.rule_id.startswith("catalogue.") for match in matches):
+        return matches, rules
+    from ascend_doctor.rulebase.catalogue import specialise
+
+    return specialise(matches, rules)
+
+
 def diagnose(
     paths: Sequence[str],
     rulebase: RuleBase,
@@ -276,7 +285,7 @@ def diagnose(
                 records.append(record)
                 matches.extend(found)
         timeouts = matcher.timeouts
-    matches, rules = specialise(_one_per_message(matches), rulebase.rules)
+    matches, rules = _with_codes(_one_per_message(matches), rulebase.rules)
     peer = waited_for(matches, rules)
     earlier = earlier_runs(matches, rules)
     if earlier is not None:

@@ -29,7 +29,7 @@ def _generator() -> Any:
 
 @pytest.fixture(scope="module")
 def shipped() -> dict[str, Any]:
-    return json.loads(SHIPPED.read_text("utf-8"))
+    return _generator().unpack(json.loads(SHIPPED.read_text("utf-8")))
 
 
 def test_the_shipped_records_are_what_the_script_makes_of_them(shipped: dict[str, Any]) -> None:

@@ -7,6 +7,7 @@ catalogued code never opens it.
 
 from __future__ import annotations
 
+import os
 import re
 from collections.abc import Sequence
 from functools import lru_cache
@@ -64,11 +65,14 @@ class _Catalogue(NamedTuple):
 @lru_cache(maxsize=1)
 def _load() -> _Catalogue:
     import json
-    from importlib import resources
 
-    data = json.loads(resources.files("ascend_doctor.rulebase").joinpath("catalogue.json").read_text("utf-8"))
+    # A plain path: importing importlib.resources would cost more than reading the file.
+    with open(os.path.join(os.path.dirname(os.path.realpath(__file__)), "catalogue.json"), "rb") as handle:
+        data = json.loads(handle.read())
     advice = {key: Text(**text) for key, text in data["advice"].items()}
-    entries = tuple(_entry(item, advice) for item in data["codes"])
+    # Rows of: code, system, class, title, messages, category, advice, source, aliases, hex,
+    # maps_to, status (scripts/gen_catalogue.py FIELDS + OPTIONAL).
+    entries = tuple(_entry(row, advice, data["sources"]) for row in data["codes"])
     by_code: dict[str, list[Entry]] = {}
     by_value: dict[int, list[Entry]] = {}
     for entry in entries:
@@ -86,21 +90,12 @@ def _load() -> _Catalogue:
     )
 
 
-def _entry(item: dict[str, Any], advice: dict[str, Text]) -> Entry:
+def _entry(row: list[Any], advice: dict[str, Text], sources: list[str]) -> Entry:
+    code, system, group, title, messages, category, key, source, aliases, hex_, maps_to, status = row
     return Entry(
-        code=item["code"],
-        system=item["system"],
-        group=item["class"],
-        title=item["title"],
-        messages=tuple(item["messages"]),
-        category=item["category"],
-        advice=advice[item["advice"]],
-        source=item["source"],
-        aliases=tuple(item.get("aliases", ())),
-        hex=item.get("hex", ""),
-        maps_to=item.get("maps_to", ""),
-        status=item.get("status", ""),
-    )
+        code, system, group, title, tuple(messages), category, advice[key], sources[source],
+        tuple(aliases or ()), hex_, maps_to, status,
+    )  # fmt: skip
 
 
 def _number(text: str) -> int | None:
