@@ -485,6 +485,7 @@ def rules_document(catalogue: dict[str, Any]) -> str:
                     "aclError:507015",
                     "[Code:-8005] dcmi call failed",
                     "launch failed for Add, errno:561000",
+                    "[NNOP][CheckDtypeValid] errno[161002] OpName:[aclnnMatmul_1]",
                 ],
                 "no_match": ["2024-05-01 12:00:00 pid 507015 size 207001", "the return value was 507015"],
             },
@@ -497,7 +498,7 @@ def rules_document(catalogue: dict[str, Any]) -> str:
 # are the prefilter literals; the code itself is looked up in the catalogue afterwards.
 NUMERIC_PATTERN = (
     r"(?i:error ?code(?: is| ?[:=])|errcode ?[:=]|ret ?code ?[:=]|\bret ?[:=]|acl ?error ?[:=]"
-    r"|\berror ?=|errno ?[:=]|\[code ?[:=])\s*\[?(?P<code>0x[0-9a-f]+|-?\d+)\b"
+    r"|\berror ?=|errno ?[:=\[]|\[code ?[:=])\s*\[?(?P<code>0x[0-9a-f]+|-?\d+)\b"
 )
 
 
