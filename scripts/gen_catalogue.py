@@ -423,6 +423,14 @@ def unpack(document: dict[str, Any]) -> dict[str, Any]:
     return {**unpacked, "codes": records}
 
 
+def _main_source(records: Iterable[dict[str, Any]]) -> str:
+    """The source most of these codes come from (a registry or header), for a rule's `sources`."""
+    counts: dict[str, int] = {}
+    for item in records:
+        counts[item["source"]] = counts.get(item["source"], 0) + 1
+    return max(sorted(counts), key=lambda source: counts[source])
+
+
 def rules_document(catalogue: dict[str, Any]) -> str:
     """rules/catalogue.yaml: a rule for the E/W codes as whole tokens, one for numeric codes in an
     error framing. Their findings are replaced per code from the catalogue (rulebase/catalogue.py)."""
@@ -453,6 +461,7 @@ def rules_document(catalogue: dict[str, Any]) -> str:
             },
             "fix": dict(ADVICE["needs_more_evidence"]),
             "patterns": token_patterns,
+            "sources": [_main_source(i for i in catalogue["codes"] if i["code"][:1] in "EW" and i["source"])],
             "examples": {
                 "match": [
                     "[ERROR] EL0004: Failed to allocate memory requested by HCCL module.",
@@ -478,6 +487,9 @@ def rules_document(catalogue: dict[str, Any]) -> str:
             },
             "fix": dict(ADVICE["needs_more_evidence"]),
             "patterns": [NUMERIC_PATTERN],
+            "sources": [
+                _main_source(i for i in catalogue["codes"] if i["code"][:1] not in "EW" and i["source"])
+            ],
             "examples": {
                 "match": [
                     "aclrtMalloc failed, error code is 207001",

@@ -155,33 +155,59 @@ def severity_of(line: str) -> Severity:
     return Severity.ERROR
 
 
-def _specific_lines(matches: Sequence[Match], rules: dict[str, Rule]) -> set[tuple[int, int]]:
-    """Lines a rule of a real cause category explains: a catalogue finding there would repeat it."""
-    return {
-        (m.input_index, m.evidence.line)
-        for m in matches
-        if m.rule_id not in FINDER_IDS and rules[m.rule_id].category not in CATCH_ALL
-    }
+class _Explained(NamedTuple):
+    """What the rules that fired already say, which a catalogue finding must not repeat."""
+
+    codes: frozenset[str]  # the codes their `codes:` lists name
+    categories: frozenset[str]  # their cause categories (not the catch-alls)
+    lines: dict[tuple[int, int], bool]  # (input, line) -> whether a cause-category rule matched it
+
+    def covers(self, code: str, meanings: Sequence[Entry], where: tuple[int, int]) -> bool:
+        """A rule lists the code, or tells its category, or matched its line: a rule of a cause
+        category always wins the line; a catch-all rule wins it unless the code names a cause."""
+        if {code.upper(), *(entry.code.upper() for entry in meanings)} & self.codes:
+            return True
+        category = _category(meanings)
+        if category in self.categories:
+            return True
+        return where in self.lines and (self.lines[where] or category in CATCH_ALL)
+
+
+def _explained(matches: Sequence[Match], rules: dict[str, Rule]) -> _Explained:
+    fired = [rules[m.rule_id] for m in matches if m.rule_id not in FINDER_IDS]
+    lines: dict[tuple[int, int], bool] = {}
+    for match in matches:
+        if match.rule_id not in FINDER_IDS:
+            where = (match.input_index, match.evidence.line)
+            lines[where] = lines.get(where, False) or rules[match.rule_id].category not in CATCH_ALL
+    return _Explained(
+        frozenset(code.upper() for rule in fired for code in rule.codes),
+        frozenset(rule.category for rule in fired) - CATCH_ALL,
+        lines,
+    )
+
+
+def _category(meanings: Sequence[Entry]) -> str:
+    """The category the meanings agree on, else the catch-all."""
+    found = {entry.category for entry in meanings}
+    return found.pop() if len(found) == 1 else "needs_more_evidence"
 
 
 def specialise(matches: Sequence[Match], rules: Sequence[Rule]) -> tuple[list[Match], tuple[Rule, ...]]:
     """The matches with each catalogue match renamed to its code's own rule (`catalogue.EL0004`),
     and the rules with those added. A catalogue match is dropped when its code is not catalogued
-    (in the form printed), when a cause rule matched the same line, or when a rule that fired lists
-    the code in its `codes:`; a hint line's match is dropped when the code is also on a real line."""
+    (in the form printed) or a rule that fired already explains it (_Explained.covers); a hint
+    line's match is dropped when the code is also on a real line."""
     by_id = {rule.id: rule for rule in rules}
     found = [m for m in matches if m.rule_id in FINDER_IDS]
     if not found:
         return list(matches), tuple(rules)
-    fired = {m.rule_id for m in matches} - FINDER_IDS
-    named = {code.upper() for rule_id in fired for code in by_id[rule_id].codes}
-    explained = _specific_lines(matches, by_id)
+    explained = _explained(matches, by_id)
     per_code: dict[str, list[tuple[Match, tuple[Entry, ...], Severity]]] = {}
     for match in found:
         code = dict(match.evidence.captures).get("code", "")
         meanings = _in_log(code, match.evidence.text)
-        where = (match.input_index, match.evidence.line)
-        if not meanings or where in explained or {code.upper(), *(e.code.upper() for e in meanings)} & named:
+        if not meanings or explained.covers(code, meanings, (match.input_index, match.evidence.line)):
             continue
         shown = code.upper() if code[:1].isalpha() else code.lower()
         per_code.setdefault(shown, []).append((match, meanings, severity_of(match.evidence.text)))
@@ -200,9 +226,8 @@ def specialise(matches: Sequence[Match], rules: Sequence[Rule]) -> tuple[list[Ma
 def code_rule(code: str, meanings: Sequence[Entry], severity: Severity = Severity.ERROR) -> Rule:
     """The finding's rule for one code: its meaning(s), category, what to check next and source."""
     first = meanings[0]
-    agreed = len({entry.category for entry in meanings}) == 1
-    category = first.category if agreed else "needs_more_evidence"
-    advice = first.advice if agreed else _catch_all_advice()
+    category = _category(meanings)
+    advice = first.advice if category == first.category else _catch_all_advice()
     names = " / ".join(f"{entry.title or entry.group} ({entry.system})" for entry in meanings)
     said = "; ".join(_said(entry) for entry in meanings)
     sources = tuple(dict.fromkeys(entry.source for entry in meanings if entry.source))
