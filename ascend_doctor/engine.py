@@ -277,6 +277,16 @@ def _then(items: Sequence[InputItem], later: Callable[[], Sequence[str]] | None)
         yield from expand(later())
 
 
+def _with_codes(matches: list[Match], rules: tuple[Rule, ...]) -> tuple[list[Match], tuple[Rule, ...]]:
+    """Catalogue matches as one finding per code (rulebase/catalogue.py), which is imported, and
+    its data read, only when a line carried a code."""
+    if not any(match.rule_id.startswith("catalogue.") for match in matches):
+        return matches, rules
+    from ascend_doctor.rulebase.catalogue import specialise
+
+    return specialise(matches, rules)
+
+
 def diagnose(
     paths: Sequence[str],
     rulebase: RuleBase,
@@ -320,7 +330,7 @@ def diagnose(
                 matches.extend(found)
         timeouts = matcher.timeouts
     rules = (*rulebase.rules, *uncaught.RULES)
-    matches = _one_per_message(matches)
+    matches, rules = _with_codes(_one_per_message(matches), rules)
     matches += uncaught.died_of(records, matches, rules)
     peer = waited_for(matches, rules)
     earlier = earlier_runs(matches, rules)

@@ -35,6 +35,9 @@ VICTIM_CATEGORIES = frozenset({"hccl_timeout"})
 VICTIM_RULES = frozenset({"python.nccl-watchdog-timeout"})
 # Catch-all categories name no single cause: two different causes in them stay apart.
 CATCH_ALL_CATEGORIES = frozenset({"needs_more_evidence", "not_ascend"})
+# A catalogue finding is one code (rulebase/catalogue.py): in a catch-all category two codes are
+# two findings, as two causes there are.
+CATALOGUE_PREFIX = "catalogue."
 MAX_EVIDENCE = 10
 SYMPTOM_DISCOUNT = 0.5
 
@@ -213,7 +216,9 @@ def _fold_by_category(groups: list[_Group], clock: _Clock, rules: dict[str, Rule
     for group in groups:
         rule = group.rule
         cause: tuple[str, ...] = (rule.category,)
-        if rule.category in CATCH_ALL_CATEGORIES and rule.kind is Kind.CAUSE:
+        if rule.category in CATCH_ALL_CATEGORIES and (
+            rule.kind is Kind.CAUSE or rule.id.startswith(CATALOGUE_PREFIX)
+        ):
             cause += (rule.id,)
         best = kept.get(cause)
         if best is None:

@@ -113,8 +113,8 @@ def test_an_env_var_is_found_ignoring_case_and_by_alias() -> None:
 
 def test_json_for_an_env_var() -> None:
     doc = explain_json("HCCL_CONNECT_TIMEOUT")
-    assert set(doc) == {"query", "env_var", "rules"}
-    assert doc["query"] == "HCCL_CONNECT_TIMEOUT"
+    assert set(doc) == {"query", "env_var", "rules", "codes"}
+    assert doc["query"] == "HCCL_CONNECT_TIMEOUT" and doc["codes"] == []
     var = doc["env_var"]
     assert var["name"] == "HCCL_CONNECT_TIMEOUT"
     assert set(var["meaning"]) == {"en", "zh"} and set(var["when"]) == {"en", "zh"}

@@ -68,7 +68,7 @@ def test_a_part_that_cannot_be_read_ends_the_input_there(
     record, matches = engine._joined(item, _scan_parts(item, plan))  # type: ignore[arg-type]
     assert record.status == "read"
     assert record.notes == (f"stopped reading after {plan[2].start} bytes: cannot open: Permission denied",)
-    assert [match.evidence.line for match in matches] == [1]
+    assert {match.evidence.line for match in matches} == {1}  # EL0004's rule and the code catalogue's
     monkeypatch.setattr(engine, "open_part", lambda name, part: failing(name, part._replace(number=2)))
     record, matches = engine._joined(item, _scan_parts(item, plan))  # type: ignore[arg-type]
     assert (record.status, record.reason, matches) == ("skipped", "cannot open: Permission denied", [])

@@ -14,10 +14,12 @@ from rich.cells import cell_len
 from rich.console import Console
 from rich.text import Text
 
-from ascend_doctor.cli.rules import print_rule, rule_dict
+from ascend_doctor.cli.rules import print_rule, public_sources, rule_dict
 from ascend_doctor.config import LANGUAGES, default_language
 from ascend_doctor.errors import ConfigError
 from ascend_doctor.model import Rule, plain
+from ascend_doctor.rulebase import catalogue
+from ascend_doctor.rulebase.catalogue import Entry
 from ascend_doctor.rulebase.knowledge import EnvVar, env_var_names, find_env_var
 from ascend_doctor.rulebase.load import RuleBase, load_rulebase
 
@@ -35,6 +37,13 @@ LABELS = {
         "aliases": "also read:",
         "remedy": "remedy in:",
         "mentioned": "see also:",
+        "category": "category:",
+        "message": "printed as:",
+        "older": "older text:",
+        "named": "also named:",
+        "reported": "reported as:",
+        "next": "check next:",
+        "status": "status:",
     },
     "zh": {
         "meaning": "含义：",
@@ -45,6 +54,13 @@ LABELS = {
         "aliases": "别名：",
         "remedy": "推荐于：",
         "mentioned": "另见：",
+        "category": "类别：",
+        "message": "日志原文：",
+        "older": "旧版原文：",
+        "named": "别名：",
+        "reported": "上报为：",
+        "next": "下一步检查：",
+        "status": "状态：",
     },
 }
 
@@ -56,13 +72,22 @@ class Explanation:
     query: str
     env_var: EnvVar | None
     rules: list[Rule]
+    codes: tuple[Entry, ...] = ()
 
     def as_json(self) -> dict[str, Any]:
         return {
             "query": self.query,
             "env_var": plain(self.env_var) if self.env_var else None,
             "rules": [rule_dict(rule) for rule in self.rules],
+            "codes": [_code_dict(entry) for entry in self.codes],
         }
+
+
+def _code_dict(entry: Entry) -> dict[str, Any]:
+    data = plain(entry)
+    data["class"] = data.pop("group")
+    data["meaning"] = entry.meaning
+    return data
 
 
 def _normal(code: str) -> str:
@@ -105,8 +130,10 @@ def rules_for(rulebase: RuleBase, code: str) -> list[Rule]:
     listed = [r for r in rulebase.rules if _area(r) == wanted or wanted in {_normal(c) for c in r.codes}]
     if listed or not CODE_SHAPE.fullmatch(wanted):
         return _ranked(wanted, listed)
-    in_examples = _mentioned_in(wanted, lambda r: r.examples.match, rulebase.rules)
-    return in_examples or _mentioned_in(wanted, lambda r: r.patterns, rulebase.rules)
+    # The catalogue's finder rules list every code in their patterns; the catalogue itself explains them.
+    own = [rule for rule in rulebase.rules if rule.id not in catalogue.FINDER_IDS]
+    in_examples = _mentioned_in(wanted, lambda r: r.examples.match, own)
+    return in_examples or _mentioned_in(wanted, lambda r: r.patterns, own)
 
 
 def _names(var: EnvVar) -> set[str]:
@@ -141,15 +168,26 @@ def _suggestions(rulebase: RuleBase, code: str) -> list[str]:
     return [by_upper[name] for name in close[:3]]
 
 
+def _rules_naming(rulebase: RuleBase, codes: tuple[Entry, ...]) -> list[Rule]:
+    """Rules that list one of the catalogued codes' names among their `codes` (0x26 finds the rule
+    that lists `retCode=0x26`, or the aclError name the code becomes)."""
+    names = {_normal(n) for e in codes for n in (e.code, f"retCode={e.code}", e.title, *e.aliases) if n}
+    return [rule for rule in rulebase.rules if names & {_normal(c) for c in rule.codes}]
+
+
 def explain(rulebase: RuleBase, query: str) -> Explanation:
-    """Look `query` up as an environment variable, a rule id or alias, an error code or a rule area."""
+    """Look `query` up as an environment variable, a rule id or alias, an error code or a rule area;
+    an error code also in the CANN code catalogue, after the rules that explain it."""
     var = find_env_var(query)
     rules = _rules_about(rulebase, var) if var else rules_for(rulebase, query)
-    if var is None and not rules:
+    codes = () if var or rulebase.find(query.strip().lower()) else catalogue.lookup(query)
+    if codes and not rules:
+        rules = _rules_naming(rulebase, codes)
+    if var is None and not rules and not codes:
         nearest = _suggestions(rulebase, query)
         hint = f"nearest known: {', '.join(nearest)}" if nearest else "see: ascend-doctor rules list"
         raise ConfigError(f"unknown error code, rule id or environment variable {query.strip()!r}; {hint}")
-    return Explanation(query=query.strip(), env_var=var, rules=rules)
+    return Explanation(query=query.strip(), env_var=var, rules=rules, codes=codes)
 
 
 def _console() -> Console:
@@ -170,7 +208,7 @@ def _print_env(var: EnvVar, lang: str, rules: list[Rule]) -> None:
     line("default", var.default)
     line("values", var.values)
     line("when", var.when.get(lang))
-    for source in var.sources:
+    for source in public_sources(var.sources):
         line("source", source)
     for rule in rules:
         remedy = next((e for e in rule.env if e.name.upper() in _names(var)), None)
@@ -180,32 +218,68 @@ def _print_env(var: EnvVar, lang: str, rules: list[Rule]) -> None:
             line("remedy", f"{rule.id}: export {remedy.name}={remedy.value}   # {remedy.why.get(lang)}")
 
 
-def _print_text(found: Explanation, lang: str) -> None:
+def _print_code(entry: Entry, lang: str) -> None:
+    """One catalogued code: what CANN prints for it (as printed), our category and advice, its source."""
+    label = LABELS[lang]
+    console = _console()
+    console.print(
+        Text(f"{entry.code} ({entry.system}, {entry.group}): {entry.title or entry.meaning}", style="bold")
+    )
+
+    def line(key: str, value: str) -> None:
+        if value:
+            console.print(Text(f"  {label[key]}{' ' * max(1, 13 - cell_len(label[key]))}{value}"))
+
+    line("category", entry.category)
+    line("message", entry.meaning)
+    for older in entry.messages[1:]:
+        line("older", older)
+    line("named", ", ".join(entry.aliases))
+    line("reported", entry.maps_to)
+    line("next", entry.advice.get(lang))
+    line("source", entry.source)
+    line("status", entry.status)
+
+
+def _print_text(found: Explanation, lang: str, verbose: bool) -> None:
     if found.env_var is not None:
         _print_env(found.env_var, lang, found.rules)
         return
-    for index, rule in enumerate(found.rules):
+    blocks: list[Callable[[], None]] = [
+        lambda rule=rule: print_rule(rule, lang, verbose) for rule in found.rules
+    ]
+    blocks += [lambda entry=entry: _print_code(entry, lang) for entry in found.codes]
+    for index, block in enumerate(blocks):
         if index:
             click.echo()
-        print_rule(rule, lang)
+        block()
 
 
-@click.command("explain")
+# A DCMI code such as -8005 would otherwise be read as an unknown option.
+@click.command("explain", context_settings={"ignore_unknown_options": True})
 @click.argument("code")
 @click.option("--rules", "rules_dirs", multiple=True, metavar="DIR", help="Also load the rules in DIR.")
 @click.option("-f", "--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
 @click.option("--lang", type=click.Choice(LANGUAGES), default=None, help="Language (default: from LANG).")
-def explain_command(code: str, rules_dirs: tuple[str, ...], fmt: str, lang: str | None) -> None:
+@click.option("-v", "--verbose", is_flag=True, help="Also show the rules' patterns (regexes).")
+def explain_command(
+    code: str, rules_dirs: tuple[str, ...], fmt: str, lang: str | None, verbose: bool
+) -> None:
     """Explain an error code, a rule id or an environment variable, offline.
 
     Codes are matched ignoring case; the rules whose own title or patterns carry the code come
-    first, and a code no rule lists is looked up in the rules' examples and patterns. An area
+    first, and a code no rule lists is looked up in the rules' examples and patterns. Then the
+    CANN code catalogue (1,849 codes of GE, TBE, runtime, driver, HCCL, ACL, ...) says what the
+    code means, its category, what to check next and the upstream source; a number that several
+    systems use shows each meaning. `retCode=0x26`, `0X26` and 38 all find TS code 0x26. An area
     (hccl, memory, ...) shows its rules. An unknown query exits 2 and names the nearest known codes.
 
     \b
     Examples:
       ascend-doctor explain EL0004
       ascend-doctor explain 507015
+      ascend-doctor explain retCode=0x26
+      ascend-doctor explain E40021 --lang zh
       ascend-doctor explain ERR02011
       ascend-doctor explain HCCL_CONNECT_TIMEOUT --lang zh
       ascend-doctor explain hccl.collective-bool-dtype --format json
@@ -214,4 +288,4 @@ def explain_command(code: str, rules_dirs: tuple[str, ...], fmt: str, lang: str 
     if fmt == "json":
         click.echo(json.dumps(found.as_json(), ensure_ascii=False, indent=2))
         return
-    _print_text(found, lang or default_language())
+    _print_text(found, lang or default_language(), verbose)

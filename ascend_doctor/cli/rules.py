@@ -93,8 +93,20 @@ def rules_show(rule_id: str, rules_dirs: tuple[str, ...], lang: str | None) -> N
     print_rule(rule, lang or default_language())
 
 
-def print_rule(rule: Rule, lang: str) -> None:
-    """The readable form of one rule, shared by `rules show` and `explain`."""
+# Sources that name the project's own research notes, which a user cannot open.
+_INTERNAL_SOURCES = ("knowledge", "seed ", "cann-error-codes")
+
+
+def public_sources(sources: tuple[str, ...]) -> list[str]:
+    """The sources a reader can look up (links, documents), each once."""
+    return list(
+        dict.fromkeys(s.strip() for s in sources if not s.strip().lower().startswith(_INTERNAL_SOURCES))
+    )
+
+
+def print_rule(rule: Rule, lang: str, patterns: bool = True) -> None:
+    """The readable form of one rule, shared by `rules show` and `explain` (which shows the
+    patterns only when asked: they are regexes, for rule authors)."""
     console = Console(markup=False, highlight=False, soft_wrap=not sys.stdout.isatty())
     console.print(Text(f"{rule.id}: {rule.title.get(lang)}", style="bold"))
     codes, env_vars = _codes_and_env_vars(rule)
@@ -113,9 +125,9 @@ def print_rule(rule: Rule, lang: str) -> None:
             console.print(Text(f"  {name + ':':<12}{value}"))
     for remedy in rule.env:
         console.print(Text(f"  {'env:':<12}export {remedy.name}={remedy.value}   # {remedy.why.get(lang)}"))
-    for pattern in rule.patterns:
+    for pattern in rule.patterns if patterns else ():
         console.print(Text(f"  {'pattern:':<12}{pattern}"))
-    for source in rule.sources:
+    for source in public_sources(rule.sources):
         console.print(Text(f"  {'source:':<12}{source}"))
     console.print(Text(f"  {'defined in:':<12}{rule.path}:{rule.line}", style="dim"))
 
