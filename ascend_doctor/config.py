@@ -56,6 +56,20 @@ def github_step_summary(environ: Mapping[str, str] | None = None) -> str | None:
     return env.get("GITHUB_STEP_SUMMARY") or None
 
 
+def node_name() -> str:
+    """This machine's name, as a report names the node its logs come from (`--node` overrides it)."""
+    import socket
+
+    return socket.gethostname() or "localhost"
+
+
+def utc_offset() -> str:
+    """This machine's time zone as `+0800`: what a log's zone-less times most likely mean."""
+    import time
+
+    return time.strftime("%z")
+
+
 def cpu_count() -> int:
     try:
         return max(1, len(os.sched_getaffinity(0)))

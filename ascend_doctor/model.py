@@ -114,7 +114,8 @@ class Match(NamedTuple):
 
 
 class InputRecord(NamedTuple):
-    """What happened to one input: read (with line count) or skipped (with the reason)."""
+    """What happened to one input: read (with line count) or skipped (with the reason). `node`:
+    the machine it was read on, set when reports of several machines are merged."""
 
     path: str
     status: str
@@ -122,6 +123,7 @@ class InputRecord(NamedTuple):
     lines: int = 0
     size: int = 0
     notes: tuple[str, ...] = ()
+    node: str = ""
 
     @property
     def skipped(self) -> bool:
@@ -144,7 +146,9 @@ class Finding(NamedTuple):
 
 
 class Report(NamedTuple):
-    """Everything a renderer needs: ranked findings, inputs, warnings."""
+    """Everything a renderer needs: ranked findings, inputs, warnings. `matches` and `rules` (every
+    match the ranking saw, and the rules that made them) let a report be merged with those of other
+    machines and ranked again; `node` is the machine whose logs these are, `utc_offset` its zone."""
 
     findings: tuple[Finding, ...]
     inputs: tuple[InputRecord, ...]
@@ -154,6 +158,10 @@ class Report(NamedTuple):
     lang: str = "en"
     waited_for: tuple[int, int] | None = None
     stats: tuple[tuple[str, float], ...] = ()
+    matches: tuple[Match, ...] = ()
+    rules: tuple[Rule, ...] = ()
+    node: str = ""
+    utc_offset: str = ""
 
 
 def plain(value: Any) -> Any:

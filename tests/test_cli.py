@@ -82,7 +82,7 @@ def test_a_bare_path_is_short_for_diagnose(tmp_path: Path) -> None:
 def test_json_document_shape(tmp_path: Path) -> None:
     log = write(tmp_path, "train.log", OOM_LOG)
     report, _ = diagnose_json(str(log), str(tmp_path))
-    assert report["schema_version"] == 1
+    assert report["schema_version"] == 2
     assert report["tool"] == {"name": "ascend-doctor", "version": __version__}
     top = report["findings"][0]
     for key in ("rule_id", "category", "title", "cause", "fix", "env", "confidence", "count", "evidence"):

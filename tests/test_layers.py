@@ -17,8 +17,9 @@ MAY_IMPORT: dict[str, set[str]] = {
     "rulebase": {"spine"},
     "match": {"spine", "read"},
     "engine": {"spine", "read", "rulebase", "match"},  # engine, ranking
-    "render": {"spine", "read", "rulebase", "match", "engine"},
-    "cli": {"spine", "read", "rulebase", "match", "engine", "render"},
+    "cluster": {"spine", "read", "rulebase", "match", "engine"},  # reports as merge input
+    "render": {"spine", "read", "rulebase", "match", "engine", "cluster"},
+    "cli": {"spine", "read", "rulebase", "match", "engine", "cluster", "render"},
     "main": {"spine", "cli"},  # __main__
 }
 TOP = {"engine": "engine", "ranking": "engine", "__main__": "main"}

@@ -22,12 +22,14 @@ from ascend_doctor.config import (
     github_step_summary,
     in_github_actions,
     no_color_requested,
+    node_name,
     stdin_is_terminal,
+    utc_offset,
 )
 from ascend_doctor.engine import ScanOptions, diagnose
 from ascend_doctor.errors import AscendDoctorError, ExitCode, InputError
 from ascend_doctor.match.prefilter import hyperscan_available, require_engine
-from ascend_doctor.model import Report
+from ascend_doctor.model import Report, Rule
 from ascend_doctor.read.progress import byte_progress
 from ascend_doctor.read.sources import (
     EMPTY_STDIN,
@@ -40,7 +42,7 @@ from ascend_doctor.read.sources import (
 )
 from ascend_doctor.render import RENDERERS
 from ascend_doctor.render.base import printable
-from ascend_doctor.rulebase.load import RuleBase, load_rulebase
+from ascend_doctor.rulebase.load import load_rulebase
 
 MAX_SKIP_NOTICES = 20
 STEP_SUMMARY_LIMIT = 1024 * 1024  # GitHub drops a step's job summary above 1 MiB
@@ -120,21 +122,17 @@ def run_diagnose(request: DiagnoseRequest) -> int:
     with byte_progress() as progress:
         stdin = sys.stdin.buffer if sys.stdin is not None else None
         report = diagnose(targets, rulebase, options, stdin=stdin, progress=progress, items=items)
+    report = report._replace(node=request.node or node_name(), utc_offset=utc_offset())
     _suggest_a_command(request.paths, report)
     _require_something_read(report, implicit_stdin=not request.paths)
-    _notify_inputs(report)
+    notify_inputs(report)
     _suggest_fast_engine(report, request.engine)
-    code = _exit_code(report, request.fail_on, request.exit_zero, _unreadable_named(report, request.paths))
-    try:
-        _write(report, request, color, rulebase)
-        if request.fmt == "text" and in_github_actions():
-            _annotate_github_job(report)
-    except BrokenPipeError:
-        silence_stdout()
+    code = exit_code(report, request.fail_on, request.exit_zero, _unreadable_named(report, request.paths))
+    write_report(report, request, color, rulebase.rules)
     return int(code)
 
 
-def _exit_code(report: Report, fail_on: str, exit_zero: bool, unreadable: bool) -> ExitCode:
+def exit_code(report: Report, fail_on: str, exit_zero: bool, unreadable: bool) -> ExitCode:
     """2 when a path named on the command line could not be read (whatever was found in the others
     and whatever --exit-zero says: a mistyped or vanished path must not pass unseen); else 1 when a
     finding reaches --fail-on, unless --exit-zero."""
@@ -154,7 +152,7 @@ def _unreadable_named(report: Report, paths: Sequence[str]) -> bool:
     )
 
 
-def _notify_inputs(report: Report) -> None:
+def notify_inputs(report: Report) -> None:
     """Say on stderr what was skipped and what was noted."""
     skipped = [record for record in report.inputs if record.skipped]
     for record in skipped[:MAX_SKIP_NOTICES]:
@@ -212,7 +210,7 @@ def _require_something_read(report: Report, implicit_stdin: bool) -> None:
                 "or '-' with a pipe"
             )
         raise InputError(f"cannot read {record.path}: {record.reason}")
-    _notify_inputs(report)
+    notify_inputs(report)
     raise InputError(f"nothing to read: all {len(report.inputs)} input(s) were skipped")
 
 
@@ -258,11 +256,22 @@ def _resolve_paths(paths: Sequence[str]) -> list[str]:
     return places
 
 
-def _write(report: Report, request: DiagnoseRequest, color: bool | None, rulebase: RuleBase) -> None:
+def write_report(report: Report, request: DiagnoseRequest, color: bool | None, rules: Sequence[Rule]) -> None:
+    """Write the report as the request asks (format, output, colour); in GitHub Actions a text
+    report also annotates the job. `rules`: the rule base, which SARIF lists."""
+    try:
+        _write(report, request, color, rules)
+        if request.fmt == "text" and in_github_actions():
+            _annotate_github_job(report)
+    except BrokenPipeError:
+        silence_stdout()
+
+
+def _write(report: Report, request: DiagnoseRequest, color: bool | None, rules: Sequence[Rule]) -> None:
     to_stdout = request.output == "-"
     if color is None:  # colour for a terminal only; --color also into a pipe or a file
         color = to_stdout and sys.stdout is not None and sys.stdout.isatty()
-    renderer = _renderer(request.fmt, color, request.fail_on, rulebase)
+    renderer = _renderer(request.fmt, color, request.fail_on, rules)
     if to_stdout:
         _write_stdout(renderer, report)
         return
@@ -297,9 +306,9 @@ def _commands_stopped(stream: TextIO) -> Any:
     return commands_stopped(stream)
 
 
-def _renderer(fmt: str, color: bool, fail_on: str, rulebase: RuleBase) -> Any:
+def _renderer(fmt: str, color: bool, fail_on: str, rules: Sequence[Rule]) -> Any:
     renderer_class = RENDERERS[fmt]
-    options = {"text": {"color": color}, "sarif": {"rules": rulebase.rules}, "junit": {"fail_on": fail_on}}
+    options = {"text": {"color": color}, "sarif": {"rules": rules}, "junit": {"fail_on": fail_on}}
     return renderer_class(**options.get(renderer_class.name, {}))
 
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
-COMMANDS = ("diagnose", "explain", "rules")
+COMMANDS = ("diagnose", "explain", "rules", "merge")
 FAIL_ON = ("error", "warning", "info", "never")
 ENGINES = ("auto", "python", "hyperscan")
 MAX_JOBS = 64
@@ -31,6 +31,7 @@ class DiagnoseRequest(NamedTuple):
     jobs: int | None = None
     no_cache: bool = False
     debug: bool = False
+    node: str | None = None
 
 
 DEFAULTS = DiagnoseRequest()

@@ -1,15 +1,14 @@
-"""The versioned JSON document (`--format json`)."""
+"""The versioned JSON document (`--format json`); schema 2 is described in docs/json-report.md."""
 
 from __future__ import annotations
 
 import json
 from typing import Any, TextIO
 
+from ascend_doctor.cluster.wire import SCHEMA_VERSION, NodeFacts
 from ascend_doctor.model import Evidence, Finding, InputRecord, Report
 from ascend_doctor.render.advice import finding_fingerprint
 from ascend_doctor.render.base import spread, verdict
-
-SCHEMA_VERSION = 1
 
 
 def evidence_dict(evidence: Evidence) -> dict[str, Any]:
@@ -60,18 +59,23 @@ def input_dict(record: InputRecord) -> dict[str, Any]:
 
 
 def report_dict(report: Report) -> dict[str, Any]:
+    facts = NodeFacts(report)
     return {
         "schema_version": SCHEMA_VERSION,
         "tool": {"name": "ascend-doctor", "version": report.tool_version},
+        **facts.head(),
         "verdict": verdict(report),
         "spread": spread(report),
         "rules": report.rule_count,
-        "inputs": [input_dict(record) for record in report.inputs],
+        "inputs": [
+            {**input_dict(record), **facts.input_extras(index)} for index, record in enumerate(report.inputs)
+        ],
         "warnings": list(report.warnings),
         "findings": [
-            finding_dict(finding, position, report.lang)
+            {**finding_dict(finding, position, report.lang), **facts.finding_extras(finding)}
             for position, finding in enumerate(report.findings, start=1)
         ],
+        "rules_matched": facts.rules_matched(),
     }
 
 
