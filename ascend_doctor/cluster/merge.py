@@ -60,18 +60,30 @@ class Merged(NamedTuple):
 
 def report_files(paths: Sequence[str]) -> Iterator[str]:
     """The report files named, a directory's `*.json` files by name, each file once."""
-    seen: set[str] = set()
+    seen: set[tuple[int, int]] = set()
     for path in paths:
-        names = [path]
-        if os.path.isdir(path):
-            names = [os.path.join(path, name) for name in sorted(os.listdir(path)) if name.endswith(".json")]
-            if not names:
+        if not os.path.isdir(path):
+            names = [(path, _identity(path))]
+        else:
+            device = os.stat(path).st_dev
+            with os.scandir(path) as entries:
+                found = sorted((e.name, e.inode()) for e in entries if e.name.endswith(".json"))
+            if not found:
                 raise InputError(f"no report (*.json) in the directory {path}")
-        for name in names:
-            real = os.path.realpath(name)
-            if real not in seen:
-                seen.add(real)
+            names = [(os.path.join(path, name), (device, inode)) for name, inode in found]
+        for name, identity in names:
+            if identity not in seen:
+                seen.add(identity)
                 yield name
+
+
+def _identity(path: str) -> tuple[int, int]:
+    """What tells one file from another however it is named; a file that cannot be stat'ed is itself."""
+    try:
+        info = os.stat(path)
+    except OSError:
+        return (-1, hash(path))
+    return (info.st_dev, info.st_ino)
 
 
 def read_report(path: str) -> NodeReport:
@@ -144,14 +156,14 @@ class _Merger:
     def add(self, report: NodeReport) -> None:
         """One report's rules, inputs and matches; Unmergeable (and nothing added) if it is malformed."""
         try:
-            rules = {key: rule_of(key, item) for key, item in report.data["rules_matched"].items()}
+            rules = {key: self._rule(key, item, report) for key, item in report.data["rules_matched"].items()}
             start = len(self.inputs)
             inputs = [self._input(report, item, start + n) for n, item in enumerate(report.data["inputs"])]
         except (KeyError, TypeError, ValueError, AttributeError) as exc:
             problem = f"{type(exc).__name__} {exc}"
             raise Unmergeable(f"not a valid schema {SCHEMA_VERSION} report: {problem}") from None
         for rule in rules.values():
-            self._check_rule(rule, report)
+            self.rules.setdefault(rule.id, (rule, report))
         for record, matches in inputs:
             self.inputs.append(record)
             self.matches.extend(matches)
@@ -186,28 +198,31 @@ class _Merger:
         evidence = Evidence(path, int(line), text, None if rank_ is None else int(rank_), stamp, captures)
         return Match(rule_id, 0, evidence, index)
 
-    def _check_rule(self, rule: Rule, report: NodeReport) -> None:
-        known = self.rules.get(rule.id)
+    def _rule(self, rule_id: str, data: dict[str, Any], report: NodeReport) -> Rule:
+        """The rule a report describes: the one met first, when the two rank alike (read only once:
+        4,096 reports describe the same few rules); InputError when they do not."""
+        known = self.rules.get(rule_id)
         if known is None:
-            self.rules[rule.id] = (rule, report)
-            return
-        other, where = known
-        differ = [name for name in RANKING_FIELDS if getattr(rule, name) != getattr(other, name)]
-        if differ:
-            raise InputError(
-                f"rule {rule.id} ranks differently in {where.source} (ascend-doctor {where.version}) "
-                f"and {report.source} (ascend-doctor {report.version}): its {', '.join(differ)} differ; "
-                "diagnose every node with one version and one set of --rules, then merge"
-            )
+            return rule_of(rule_id, data)
+        rule, where = known
+        if all(data[name] == getattr(rule, name) for name in RANKING_FIELDS):  # str enums equal their values
+            return rule
+        differ = [name for name in RANKING_FIELDS if data[name] != getattr(rule, name)]
+        raise InputError(
+            f"rule {rule_id} ranks differently in {where.source} (ascend-doctor {where.version}) "
+            f"and {report.source} (ascend-doctor {report.version}): its {', '.join(differ)} differ; "
+            "diagnose every node with one version and one set of --rules, then merge"
+        )
 
 
-def _version_warnings(reports: Sequence[NodeReport]) -> list[str]:
+def _version_warnings(reports: Sequence[tuple[str, str, str]]) -> list[str]:
+    """Warnings for reports of several tool versions or time zones, from (version, node, zone)."""
     versions: dict[str, list[str]] = {}
     offsets: dict[str, list[str]] = {}
-    for report in reports:
-        versions.setdefault(report.version, []).append(report.node)
-        if report.data.get("utc_offset"):
-            offsets.setdefault(str(report.data["utc_offset"]), []).append(report.node)
+    for version, node, offset in reports:
+        versions.setdefault(version, []).append(node)
+        if offset:
+            offsets.setdefault(offset, []).append(node)
     warnings = []
     if len(versions) > 1:
         warnings.append(
@@ -231,7 +246,7 @@ def _some(names: Sequence[str]) -> str:
 def merge(paths: Sequence[str], lang: str = "en") -> Merged:
     """Merge the reports at `paths` (files, or directories of `*.json`) into one ranked report."""
     merger = _Merger()
-    merged: list[NodeReport] = []
+    merged: list[tuple[str, str, str]] = []  # (version, node, zone): not the documents, which are big
     unmergeable: list[str] = []
     for path in report_files(paths):
         try:
@@ -241,7 +256,7 @@ def merge(paths: Sequence[str], lang: str = "en") -> Merged:
             unmergeable.append(path)
             merger.inputs.append(InputRecord(path, "skipped", f"cannot merge this report: {exc}"))
             continue
-        merged.append(report)
+        merged.append((report.version, report.node, str(report.data.get("utc_offset") or "")))
     rules = [rule for rule, _ in merger.rules.values()]
     peer = waited_for(merger.matches, rules)
     earlier = earlier_runs(merger.matches, rules)
