@@ -159,6 +159,7 @@ def diagnose_command(**options: Any) -> None:
 def app() -> click.Group:
     """The full command group. The other commands are added here, not by importing this module
     from theirs: commands depend on the group's module never, the group on theirs only here."""
+    from ascend_doctor.cli.collect import collect_command
     from ascend_doctor.cli.explain import explain_command
     from ascend_doctor.cli.merge import merge_command
     from ascend_doctor.cli.rules import rules_group
@@ -166,6 +167,7 @@ def app() -> click.Group:
     cli.add_command(explain_command)
     cli.add_command(rules_group)
     cli.add_command(merge_command)
+    cli.add_command(collect_command)
     return cli
 
 
@@ -174,7 +176,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     args = list(sys.argv[1:] if argv is None else argv)
     # A diagnosis needs none of the other command groups: importing them (YAML, the knowledge
     # base, regex) costs ~30 ms of start-up on every run.
-    other = args[:1] in (["explain"], ["rules"], ["merge"])
+    other = args[:1] in (["explain"], ["rules"], ["merge"], ["collect"])
     other = other or bool({"-h", "--help", "--version"} & set(args))
     quick = bool(args) and not other
     (cli if quick else app()).main(args=args, prog_name="ascend-doctor")

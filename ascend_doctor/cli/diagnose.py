@@ -105,7 +105,7 @@ def run_diagnose(request: DiagnoseRequest) -> int:
     """Load the rules, scan the inputs, write the report; the exit code says what was found."""
     require_engine(request.engine)
     rulebase = load_rulebase(request.rules_dirs, use_cache=not request.no_cache)
-    targets = _resolve_paths(request.paths)
+    targets = resolve_paths(request.paths)
     items = expand(targets)
     _check_output(request.output, items)
     if STDIN in targets and stdin_is_terminal():
@@ -124,7 +124,7 @@ def run_diagnose(request: DiagnoseRequest) -> int:
         report = diagnose(targets, rulebase, options, stdin=stdin, progress=progress, items=items)
     report = report._replace(node=request.node or node_name(), utc_offset=utc_offset())
     _suggest_a_command(request.paths, report)
-    _require_something_read(report, implicit_stdin=not request.paths)
+    require_something_read(report, implicit_stdin=not request.paths)
     notify_inputs(report)
     _suggest_fast_engine(report, request.engine)
     code = exit_code(report, request.fail_on, request.exit_zero, _unreadable_named(report, request.paths))
@@ -196,7 +196,7 @@ def _suggest_a_command(paths: Sequence[str], report: Report) -> None:
         )
 
 
-def _require_something_read(report: Report, implicit_stdin: bool) -> None:
+def require_something_read(report: Report, implicit_stdin: bool) -> None:
     """Nothing readable at all is an input error, not an empty report."""
     if any(not record.skipped for record in report.inputs):
         return
@@ -240,7 +240,7 @@ def _earlier_report(item: InputItem) -> bool:
         return False
 
 
-def _resolve_paths(paths: Sequence[str]) -> list[str]:
+def resolve_paths(paths: Sequence[str]) -> list[str]:
     if paths:
         return list(paths)
     if not stdin_is_terminal():

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
-COMMANDS = ("diagnose", "explain", "rules", "merge")
+COMMANDS = ("diagnose", "explain", "rules", "merge", "collect")
 FAIL_ON = ("error", "warning", "info", "never")
 ENGINES = ("auto", "python", "hyperscan")
 MAX_JOBS = 64
