@@ -30,7 +30,16 @@ def test_version() -> None:
 
 
 def test_every_command_has_help_with_an_example() -> None:
-    for command in (["diagnose"], ["rules", "list"], ["rules", "show"], ["rules", "test"], ["explain"]):
+    commands = (
+        ["diagnose"],
+        ["rules", "list"],
+        ["rules", "show"],
+        ["rules", "test"],
+        ["explain"],
+        ["merge"],
+        ["collect"],
+    )
+    for command in commands:
         result = run_cli(*command, "--help")
         assert result.exit_code == 0, command
         assert "ascend-doctor" in result.stdout and "Example" in result.stdout, command
