@@ -14,7 +14,6 @@ prints the peak RSS of each. Not a test: the numbers depend on the machine.
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import resource
 import subprocess
@@ -28,7 +27,7 @@ sys.path.insert(0, str(HERE.parent))
 from ascend_doctor.engine import ScanOptions, diagnose  # noqa: E402
 from ascend_doctor.model import Report  # noqa: E402
 from ascend_doctor.ranking import earlier_runs, rank, waited_for  # noqa: E402
-from ascend_doctor.render.json import report_dict  # noqa: E402
+from ascend_doctor.render.json import dumps, report_dict  # noqa: E402
 from ascend_doctor.rulebase.load import load_rulebase  # noqa: E402
 from tests.cluster.cluster_logs import make_job  # noqa: E402
 
@@ -73,7 +72,7 @@ def generate(ranks: int, out: Path) -> Path:
     reports.mkdir(parents=True, exist_ok=True)
     for index, node in enumerate(job.nodes):
         document = report_dict(rank_report(whole, index, rulebase.rules, node))
-        (reports / f"{node}.json").write_text(json.dumps(document, indent=2), encoding="utf-8")
+        (reports / f"{node}.json").write_text(dumps(document), encoding="utf-8")
     return reports
 
 

@@ -82,8 +82,10 @@ class NodeFacts:
         self.report = report
         self.rules = {rule.id: rule for rule in report.rules}
         self.by_input: dict[int, list[Match]] = defaultdict(list)
+        self.by_rule: dict[str, list[Match]] = defaultdict(list)
         for match in report.matches:
             self.by_input[match.input_index].append(match)
+            self.by_rule[match.rule_id].append(match)
         self.earlier: EarlierRuns | None = earlier_runs(report.matches, report.rules)
 
     def _errors(self, matches: Iterable[Match]) -> list[float]:
@@ -111,8 +113,7 @@ class NodeFacts:
 
     def finding_extras(self, finding: Finding) -> dict[str, Any]:
         """Per finding: its nodes, first and last error time, and the ranks its timeouts waited for."""
-        ids = {finding.rule.id, *finding.also}
-        matches = [m for m in self.report.matches if m.rule_id in ids]
+        matches = [m for rule_id in (finding.rule.id, *finding.also) for m in self.by_rule.get(rule_id, ())]
         errors = self._errors(matches)
         nodes = {self.report.inputs[m.input_index].node or self.report.node for m in matches}
         victims = (m for m in matches if self.rules[m.rule_id].category in VICTIM_CATEGORIES)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from typing import Any, TextIO
 
 from ascend_doctor.cluster.wire import SCHEMA_VERSION, NodeFacts
@@ -79,9 +80,31 @@ def report_dict(report: Report) -> dict[str, Any]:
     }
 
 
+# A placeholder only where a key is "hits": a quote inside log text is always escaped.
+_HITS = re.compile(r'(?<="hits": )"\\u0000hits(\d+)\\u0000"')
+HITS_INDENT = " " * 8  # "inputs": [ { "hits": [ here
+
+
+def dumps(document: dict[str, Any]) -> str:
+    """The document indented, but each input's hits one to a line: a big log has thousands."""
+    hits = []
+    for number, item in enumerate(document["inputs"]):
+        hits.append(item["hits"])
+        item["hits"] = f"\x00hits{number}\x00"
+    text = json.dumps(document, ensure_ascii=False, indent=2)
+    return _HITS.sub(lambda found: _hit_lines(hits[int(found.group(1))]), text)
+
+
+def _hit_lines(hits: list[Any]) -> str:
+    if not hits:
+        return "[]"
+    lines = ",\n".join(HITS_INDENT + json.dumps(hit, ensure_ascii=False) for hit in hits)
+    return f"[\n{lines}\n{HITS_INDENT[:-2]}]"
+
+
 class JsonRenderer:
     name = "json"
 
     def render(self, report: Report, stream: TextIO) -> None:
-        json.dump(report_dict(report), stream, ensure_ascii=False, indent=2)
+        stream.write(dumps(report_dict(report)))
         stream.write("\n")
