@@ -26,9 +26,9 @@ Examples:
 The merge ranks every node's matches together, as one `diagnose` over all the
 logs would: the verdict names the node and rank where the failure started.
 Reports are taken in the order given, a directory's *.json files by name.
-Every report needs schema 2 (ascend-doctor 0.1.0 or later with --format json);
-one that cannot be merged is listed and makes the exit code 2, and the rest are
-still merged. Rules that rank differently in two reports (other versions or
+Every report needs schema 2 (docs/json-report.md), as `diagnose --format json`
+writes it; one that cannot be merged is listed with what to do and makes the exit
+code 2, and the rest are still merged. Rules that rank differently in two reports (other versions or
 --rules) stop the merge.
 
 \b
