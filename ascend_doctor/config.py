@@ -74,6 +74,61 @@ def environment() -> dict[str, str]:
     return dict(os.environ)
 
 
+# The variables a support ticket needs to see: the job's launch, CANN, HCCL and the frameworks.
+JOB_VARIABLE_PREFIXES = (
+    "ASCEND_",
+    "HCCL_",
+    "HCCN_",
+    "ACL_",
+    "GE_",
+    "TE_",
+    "PYTORCH_NPU_",
+    "TORCH_",
+    "NPU_",
+    "MS_",
+    "GLOG_",
+    "TASK_QUEUE_",
+    "COMBINED_ENABLE",
+    "INF_NAN_",
+    "MASTER_",
+    "WORLD_SIZE",
+    "RANK",
+    "LOCAL_RANK",
+    "LOCAL_WORLD_SIZE",
+    "NODE_RANK",
+    "OMP_",
+    "LD_LIBRARY_PATH",
+    "LD_PRELOAD",
+    "PYTHONPATH",
+    "PATH",
+    "VLLM_",
+    "DEEPSPEED_",
+    "SLURM_JOB_",
+    "SLURM_NNODES",
+    "SLURM_NODEID",
+)
+
+
+def job_environment(environ: Mapping[str, str] | None = None) -> dict[str, str]:
+    """The environment variables of JOB_VARIABLE_PREFIXES, by name (their values are not yet redacted)."""
+    env = os.environ if environ is None else environ
+    return {name: env[name] for name in sorted(env) if name.startswith(JOB_VARIABLE_PREFIXES)}
+
+
+def node_name() -> str:
+    """This machine's name, as a report names the node its logs come from (`--node` overrides it)."""
+    import socket
+
+    return socket.gethostname() or "localhost"
+
+
+def utc_offset() -> str:
+    """This machine's time zone as `+0800`: what a log's zone-less times most likely mean."""
+    import time
+
+    return time.strftime("%z")
+
+
 def cpu_count() -> int:
     try:
         return max(1, len(os.sched_getaffinity(0)))

@@ -238,7 +238,7 @@ def _parallel_jobs(items: Sequence[InputItem], options: ScanOptions) -> list[_Jo
     return jobs if sum(1 for item, _index, _part in jobs if not item.skip_reason) >= 2 else None
 
 
-def _earlier_runs_warning(earlier: EarlierRuns, records: Sequence[InputRecord]) -> str:
+def earlier_runs_warning(earlier: EarlierRuns, records: Sequence[InputRecord]) -> str:
     from datetime import datetime, timezone
 
     start = datetime.fromtimestamp(earlier.latest_start, timezone.utc).strftime("%Y-%m-%d %H:%M:%S")
@@ -335,7 +335,8 @@ def diagnose(
     peer = waited_for(matches, rules)
     earlier = earlier_runs(matches, rules)
     if earlier is not None:
-        warnings.append(_earlier_runs_warning(earlier, records))
+        warnings.append(earlier_runs_warning(earlier, records))
+    fired = {match.rule_id for match in matches}
     return Report(
         findings=as_gpu_job(rank(matches, rules, peer, earlier), gpu_only(records, matches)),
         inputs=tuple(records),
@@ -344,7 +345,9 @@ def diagnose(
         rule_count=len(rulebase.rules),
         lang=options.lang,
         waited_for=peer,
+        matches=tuple(matches),
+        rules=tuple(rule for rule in rules if rule.id in fired),
     )
 
 
-__all__ = ["ScanOptions", "diagnose"]
+__all__ = ["ScanOptions", "diagnose", "earlier_runs_warning"]

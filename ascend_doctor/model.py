@@ -137,8 +137,9 @@ class Raised(NamedTuple):
 
 class InputRecord(NamedTuple):
     """What happened to one input: read (with line count) or skipped (with the reason), the last
-    exceptions it shows, the job's world size it states where its ranks timed out (0: none), and
-    which accelerator its text shows."""
+    exceptions it shows, the job's world size it states where its ranks timed out (0: none),
+    which accelerator its text shows, and `node`: the machine it was read on, set when reports of
+    several machines are merged."""
 
     path: str
     status: str
@@ -150,6 +151,7 @@ class InputRecord(NamedTuple):
     world_size: int = 0
     ascend_seen: bool = False  # a sign of an Ascend NPU in its first or last bytes (a plog always)
     gpu_seen: str = ""  # the first sign of an NVIDIA GPU there
+    node: str = ""
 
     @property
     def skipped(self) -> bool:
@@ -172,7 +174,9 @@ class Finding(NamedTuple):
 
 
 class Report(NamedTuple):
-    """Everything a renderer needs: ranked findings, inputs, warnings."""
+    """Everything a renderer needs: ranked findings, inputs, warnings. `matches` and `rules` (every
+    match the ranking saw, and the rules that made them) let a report be merged with those of other
+    machines and ranked again; `node` is the machine whose logs these are, `utc_offset` its zone."""
 
     findings: tuple[Finding, ...]
     inputs: tuple[InputRecord, ...]
@@ -182,6 +186,10 @@ class Report(NamedTuple):
     lang: str = "en"
     waited_for: tuple[int, int] | None = None
     stats: tuple[tuple[str, float], ...] = ()
+    matches: tuple[Match, ...] = ()
+    rules: tuple[Rule, ...] = ()
+    node: str = ""
+    utc_offset: str = ""
 
 
 def plain(value: Any) -> Any:

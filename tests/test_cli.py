@@ -30,7 +30,16 @@ def test_version() -> None:
 
 
 def test_every_command_has_help_with_an_example() -> None:
-    for command in (["diagnose"], ["rules", "list"], ["rules", "show"], ["rules", "test"], ["explain"]):
+    commands = (
+        ["diagnose"],
+        ["rules", "list"],
+        ["rules", "show"],
+        ["rules", "test"],
+        ["explain"],
+        ["merge"],
+        ["collect"],
+    )
+    for command in commands:
         result = run_cli(*command, "--help")
         assert result.exit_code == 0, command
         assert "ascend-doctor" in result.stdout and "Example" in result.stdout, command
@@ -82,7 +91,7 @@ def test_a_bare_path_is_short_for_diagnose(tmp_path: Path) -> None:
 def test_json_document_shape(tmp_path: Path) -> None:
     log = write(tmp_path, "train.log", OOM_LOG)
     report, _ = diagnose_json(str(log), str(tmp_path))
-    assert report["schema_version"] == 1
+    assert report["schema_version"] == 2
     assert report["tool"] == {"name": "ascend-doctor", "version": __version__}
     top = report["findings"][0]
     for key in ("rule_id", "category", "title", "cause", "fix", "env", "confidence", "count", "evidence"):

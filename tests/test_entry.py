@@ -116,6 +116,7 @@ PIECES = [
     ["--jobs", "2"], ["-j", "64"], ["--jobs=007"], ["--jobs", "0"], ["--jobs", "65"],
     ["-j", "\u0663"], ["--jobs", " 2"], ["-j2"], ["--jobs", "2" * 5000],
     ["--exit-zero"], ["--exit-zero=1"], ["--color"], ["--no-color"], ["--no-cache"], ["--debug"], ["--tee"],
+    ["--node", "npu-17"], ["--node=npu-3"], ["--node"],
     ["--"], ["--help"], ["-h"], ["--version"], ["-fjson"], ["--out", "x"], ["explain"], ["rules"],
 ]  # fmt: skip
 

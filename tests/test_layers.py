@@ -19,8 +19,9 @@ MAY_IMPORT: dict[str, set[str]] = {
     "watch": {"spine", "read"},  # a job's output passed through while it is read
     "engine": {"spine", "read", "rulebase", "match"},  # engine, ranking
     "check": {"spine", "rulebase", "engine"},  # `check`: the machine; --deep hands its probe to the engine
-    "render": {"spine", "read", "rulebase", "match", "engine", "check"},
-    "cli": {"spine", "read", "rulebase", "match", "engine", "check", "render", "watch"},
+    "cluster": {"spine", "read", "rulebase", "match", "engine"},  # reports as merge input
+    "render": {"spine", "read", "rulebase", "match", "engine", "check", "cluster"},
+    "cli": {"spine", "read", "rulebase", "match", "engine", "check", "cluster", "render", "watch"},
     "main": {"spine", "cli"},  # __main__
 }
 TOP = {"engine": "engine", "ranking": "engine", "uncaught": "engine", "gpu_job": "engine", "__main__": "main"}

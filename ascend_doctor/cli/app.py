@@ -152,6 +152,12 @@ def cli() -> None:
 )
 @click.option("--no-cache", is_flag=True, help="Do not use the compiled rule cache.")
 @click.option("--debug", is_flag=True, help="Show tracebacks for internal errors.")
+@click.option(
+    "--node",
+    metavar="NAME",
+    default=None,
+    help="The machine the logs come from, as the JSON report names it for `merge` (default: host name).",
+)
 def diagnose_command(**options: Any) -> None:
     """Diagnose log files, directories (CANN plog trees included) or stdin ('-')."""
     click.get_current_context().meta[DEBUG_KEY] = options["debug"]
@@ -162,7 +168,9 @@ def app() -> click.Group:
     """The full command group. The other commands are added here, not by importing this module
     from theirs: commands depend on the group's module never, the group on theirs only here."""
     from ascend_doctor.cli.check import check_command
+    from ascend_doctor.cli.collect import collect_command
     from ascend_doctor.cli.explain import explain_command
+    from ascend_doctor.cli.merge import merge_command
     from ascend_doctor.cli.rules import rules_group
     from ascend_doctor.cli.run import run_command
 
@@ -170,6 +178,8 @@ def app() -> click.Group:
     cli.add_command(explain_command)
     cli.add_command(rules_group)
     cli.add_command(run_command)
+    cli.add_command(merge_command)
+    cli.add_command(collect_command)
     return cli
 
 
@@ -178,7 +188,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     args = list(sys.argv[1:] if argv is None else argv)
     # A diagnosis needs none of the other command groups: importing them (YAML, the knowledge
     # base, regex) costs ~30 ms of start-up on every run.
-    other = args[:1] in (["check"], ["explain"], ["rules"], ["run"])
+    other = args[:1] in (["check"], ["explain"], ["rules"], ["run"], ["merge"], ["collect"])
     other = other or bool({"-h", "--help", "--version"} & set(args))
     quick = bool(args) and not other
     (cli if quick else app()).main(args=args, prog_name="ascend-doctor")

@@ -22,12 +22,14 @@ from ascend_doctor.config import (
     github_step_summary,
     in_github_actions,
     no_color_requested,
+    node_name,
     stdin_is_terminal,
+    utc_offset,
 )
 from ascend_doctor.engine import ScanOptions, diagnose
 from ascend_doctor.errors import AscendDoctorError, ConfigError, ExitCode, InputError
 from ascend_doctor.match.prefilter import hyperscan_available, require_engine
-from ascend_doctor.model import Report
+from ascend_doctor.model import Report, Rule
 from ascend_doctor.read.progress import byte_progress
 from ascend_doctor.read.sources import (
     EMPTY_STDIN,
@@ -40,7 +42,7 @@ from ascend_doctor.read.sources import (
 )
 from ascend_doctor.render import RENDERERS
 from ascend_doctor.render.base import printable
-from ascend_doctor.rulebase.load import RuleBase, load_rulebase
+from ascend_doctor.rulebase.load import load_rulebase
 from ascend_doctor.watch.passthrough import PassThrough, TeeInput
 
 MAX_SKIP_NOTICES = 20
@@ -104,7 +106,7 @@ def run_diagnose(request: DiagnoseRequest) -> int:
     """Load the rules, scan the inputs, write the report; the exit code says what was found."""
     require_engine(request.engine)
     rulebase = load_rulebase(request.rules_dirs, use_cache=not request.no_cache)
-    targets = _resolve_paths(request.paths)
+    targets = resolve_paths(request.paths)
     items = expand(targets)
     _check_output(request.output, items)
     if STDIN in targets and stdin_is_terminal():
@@ -122,23 +124,27 @@ def run_diagnose(request: DiagnoseRequest) -> int:
         report = diagnose(targets, rulebase, options, stdin=stdin, progress=progress, items=items)
     if tee is not None:
         tee.drain()
+    report = report._replace(node=request.node or node_name(), utc_offset=utc_offset())
     _suggest_a_command(request.paths, report)
-    _require_something_read(report, implicit_stdin=not request.paths)
+    require_something_read(report, implicit_stdin=not request.paths)
     notify_inputs(report)
     _suggest_fast_engine(report, request.engine)
-    code = _exit_code(report, request.fail_on, request.exit_zero, _unreadable_named(report, request.paths))
-    write_report(report, request, rulebase, sys.stderr if tee is not None else sys.stdout)
+    code = exit_code(report, request.fail_on, request.exit_zero, _unreadable_named(report, request.paths))
+    write_report(report, request, rulebase.rules, sys.stderr if tee is not None else sys.stdout)
     return int(code)
 
 
-def write_report(report: Report, request: DiagnoseRequest, rulebase: RuleBase, screen: TextIO | None) -> None:
+def write_report(
+    report: Report, request: DiagnoseRequest, rules: Sequence[Rule], screen: TextIO | None
+) -> None:
     """Write the report where `request` says (`-o -` meaning `screen`: stdout, or stderr when stdout
-    carries the log), and under GitHub Actions the text report's annotations and job summary."""
+    carries the log), and under GitHub Actions the text report's annotations and job summary.
+    `rules`: the rule base, which SARIF lists."""
     color = request.color
     if color is None and no_color_requested():
         color = False
     try:
-        _write(report, request, color, rulebase, screen)
+        _write(report, request, color, rules, screen)
         if request.fmt == "text" and in_github_actions():
             _annotate_github_job(report)
     except BrokenPipeError:
@@ -154,7 +160,7 @@ def _tee_input(targets: Sequence[str]) -> TeeInput:
     return TeeInput(sys.stdin.fileno(), PassThrough(sys.stdout.fileno()))
 
 
-def _exit_code(report: Report, fail_on: str, exit_zero: bool, unreadable: bool) -> ExitCode:
+def exit_code(report: Report, fail_on: str, exit_zero: bool, unreadable: bool) -> ExitCode:
     """2 when a path named on the command line could not be read (whatever was found in the others
     and whatever --exit-zero says: a mistyped or vanished path must not pass unseen); else 1 when a
     finding reaches --fail-on, unless --exit-zero."""
@@ -218,7 +224,7 @@ def _suggest_a_command(paths: Sequence[str], report: Report) -> None:
         )
 
 
-def _require_something_read(report: Report, implicit_stdin: bool) -> None:
+def require_something_read(report: Report, implicit_stdin: bool) -> None:
     """Nothing readable at all is an input error, not an empty report."""
     if any(not record.skipped for record in report.inputs):
         return
@@ -262,7 +268,7 @@ def _earlier_report(item: InputItem) -> bool:
         return False
 
 
-def _resolve_paths(paths: Sequence[str]) -> list[str]:
+def resolve_paths(paths: Sequence[str]) -> list[str]:
     if paths:
         return list(paths)
     if not stdin_is_terminal():
@@ -279,12 +285,12 @@ def _resolve_paths(paths: Sequence[str]) -> list[str]:
 
 
 def _write(
-    report: Report, request: DiagnoseRequest, color: bool | None, rulebase: RuleBase, screen: TextIO | None
+    report: Report, request: DiagnoseRequest, color: bool | None, rules: Sequence[Rule], screen: TextIO | None
 ) -> None:
     to_screen = request.output == "-"
     if color is None:  # colour for a terminal only; --color also into a pipe or a file
         color = to_screen and screen is not None and screen.isatty()
-    renderer = _renderer(request.fmt, color, request.fail_on, rulebase)
+    renderer = _renderer(request.fmt, color, request.fail_on, rules)
     if to_screen:
         _write_screen(renderer, report, screen)
         return
@@ -319,9 +325,9 @@ def _commands_stopped(stream: TextIO) -> Any:
     return commands_stopped(stream)
 
 
-def _renderer(fmt: str, color: bool, fail_on: str, rulebase: RuleBase) -> Any:
+def _renderer(fmt: str, color: bool, fail_on: str, rules: Sequence[Rule]) -> Any:
     renderer_class = RENDERERS[fmt]
-    options = {"text": {"color": color}, "sarif": {"rules": rulebase.rules}, "junit": {"fail_on": fail_on}}
+    options = {"text": {"color": color}, "sarif": {"rules": rules}, "junit": {"fail_on": fail_on}}
     return renderer_class(**options.get(renderer_class.name, {}))
 
 

@@ -48,6 +48,7 @@ VALUED: dict[str, tuple[str, Callable[[str], object]]] = {
     "--engine": ("engine", _choice(ENGINES)),
     "--jobs": _JOBS,
     "-j": _JOBS,
+    "--node": ("node", str),
 }
 FLAGS: dict[str, tuple[str, bool]] = {
     "--exit-zero": ("exit_zero", True),

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
-COMMANDS = ("diagnose", "check", "explain", "rules", "run")
+COMMANDS = ("diagnose", "check", "explain", "rules", "run", "merge", "collect")
 FAIL_ON = ("error", "warning", "info", "never")
 ENGINES = ("auto", "python", "hyperscan")
 MAX_JOBS = 64
@@ -32,6 +32,7 @@ class DiagnoseRequest(NamedTuple):
     no_cache: bool = False
     debug: bool = False
     tee: bool = False
+    node: str | None = None
 
 
 DEFAULTS = DiagnoseRequest()

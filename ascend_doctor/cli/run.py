@@ -212,7 +212,7 @@ def _tell(request: RunRequest, report: Report, returncode: int, left_open: bool,
     if request.plogs:
         say(_plogs_line(plogs))
     notify_inputs(report)
-    write_report(report, diagnosis, rulebase, sys.stderr)
+    write_report(report, diagnosis, rulebase.rules, sys.stderr)
 
 
 def _plogs_read(plogs: Sequence[InputRecord]) -> str:

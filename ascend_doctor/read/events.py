@@ -202,8 +202,9 @@ def rank_in_failure_summary(before: bytes) -> int | None:
 
 
 def rank_of_path(path: str) -> int | None:
-    """The rank a file or directory name says (`rank5.log`, `worker-3.log`, `rank_2/`)."""
-    for component in reversed(path.replace("\\", "/").split("/")):
+    """The rank a file or directory name says (`rank5.log`, `worker-3.log`, `rank_2/`, and in a merge
+    of node reports `npu-17:rank5.log`)."""
+    for component in reversed(re.split(r"[/\\:]", path)):
         match = _RANK_IN_PATH.match(component)
         if match:
             return int(match.group(1))

@@ -6,7 +6,7 @@ import re
 from typing import Protocol, TextIO
 
 from ascend_doctor import uncaught
-from ascend_doctor.model import Finding, Report, Severity
+from ascend_doctor.model import Evidence, Finding, Report, Severity
 from ascend_doctor.read.events import rank_of_path
 
 # Categories whose verdict says the job did not fail on Ascend: said only when no other error was
@@ -75,6 +75,7 @@ MESSAGES = {
         "rank": "rank",
         "file": "file",
         "rank_at": "rank {rank} ({path}:{line})",
+        "rank_on_node": "node {node}, rank {rank} ({path}:{line})",
         "waiting": (
             "{count} rank(s) timed out waiting for rank {peer} (named in {lines} line(s)); "
             "its own error is not in these logs: diagnose rank {peer}'s log and plog"
@@ -109,6 +110,7 @@ MESSAGES = {
         "rank": "rank",
         "file": "文件",
         "rank_at": "rank {rank}（{path}:{line}）",
+        "rank_on_node": "节点 {node} 的 rank {rank}（{path}:{line}）",
         "waiting": (
             "{count} 个 rank 在等待 rank {peer} 时超时（{lines} 行日志指向它）；"
             "这些日志中没有它自身的报错：请诊断 rank {peer} 的日志和 plog"
@@ -177,12 +179,17 @@ def spread(report: Report) -> str:
         return ""
     unit = "rank" if any(isinstance(v, int) for v in victims) else "file"
     unit = message(report, unit if len(victims) == 1 else unit + "s")
-    origin = (
-        message(report, "rank_at", rank=first.rank, path=first.path, line=first.line)
-        if first.rank is not None
-        else where(top)
-    )
-    return message(report, "started", origin=origin, count=len(victims), unit=unit)
+    return message(report, "started", origin=_origin(report, first, top), count=len(victims), unit=unit)
+
+
+def _origin(report: Report, first: Evidence, top: Finding) -> str:
+    """Where the top cause started: its rank, and in a merge of node reports its node."""
+    if first.rank is None:
+        return where(top)
+    node = next((record.node for record in report.inputs if record.path == first.path), "")
+    if node:
+        return message(report, "rank_on_node", node=node, rank=first.rank, path=first.path, line=first.line)
+    return message(report, "rank_at", rank=first.rank, path=first.path, line=first.line)
 
 
 def _waiting_only(report: Report, top: Finding) -> str:

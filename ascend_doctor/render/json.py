@@ -1,15 +1,15 @@
-"""The versioned JSON document (`--format json`)."""
+"""The versioned JSON document (`--format json`); schema 2 is described in docs/json-report.md."""
 
 from __future__ import annotations
 
 import json
+import re
 from typing import Any, TextIO
 
+from ascend_doctor.cluster.wire import SCHEMA_VERSION, NodeFacts
 from ascend_doctor.model import Evidence, Finding, InputRecord, Report
 from ascend_doctor.render.advice import finding_fingerprint
 from ascend_doctor.render.base import spread, verdict
-
-SCHEMA_VERSION = 1
 
 
 def evidence_dict(evidence: Evidence) -> dict[str, Any]:
@@ -60,24 +60,51 @@ def input_dict(record: InputRecord) -> dict[str, Any]:
 
 
 def report_dict(report: Report) -> dict[str, Any]:
+    facts = NodeFacts(report)
     return {
         "schema_version": SCHEMA_VERSION,
         "tool": {"name": "ascend-doctor", "version": report.tool_version},
+        **facts.head(),
         "verdict": verdict(report),
         "spread": spread(report),
         "rules": report.rule_count,
-        "inputs": [input_dict(record) for record in report.inputs],
+        "inputs": [
+            {**input_dict(record), **facts.input_extras(index)} for index, record in enumerate(report.inputs)
+        ],
         "warnings": list(report.warnings),
         "findings": [
-            finding_dict(finding, position, report.lang)
+            {**finding_dict(finding, position, report.lang), **facts.finding_extras(finding)}
             for position, finding in enumerate(report.findings, start=1)
         ],
+        "rules_matched": facts.rules_matched(),
     }
+
+
+# A placeholder only where a key is "hits": a quote inside log text is always escaped.
+_HITS = re.compile(r'(?<="hits": )"\\u0000hits(\d+)\\u0000"')
+HITS_INDENT = " " * 8  # "inputs": [ { "hits": [ here
+
+
+def dumps(document: dict[str, Any]) -> str:
+    """The document indented, but each input's hits one to a line: a big log has thousands."""
+    hits = []
+    for number, item in enumerate(document["inputs"]):
+        hits.append(item["hits"])
+        item["hits"] = f"\x00hits{number}\x00"
+    text = json.dumps(document, ensure_ascii=False, indent=2)
+    return _HITS.sub(lambda found: _hit_lines(hits[int(found.group(1))]), text)
+
+
+def _hit_lines(hits: list[Any]) -> str:
+    if not hits:
+        return "[]"
+    lines = ",\n".join(HITS_INDENT + json.dumps(hit, ensure_ascii=False) for hit in hits)
+    return f"[\n{lines}\n{HITS_INDENT[:-2]}]"
 
 
 class JsonRenderer:
     name = "json"
 
     def render(self, report: Report, stream: TextIO) -> None:
-        json.dump(report_dict(report), stream, ensure_ascii=False, indent=2)
+        stream.write(dumps(report_dict(report)))
         stream.write("\n")

@@ -17,6 +17,7 @@ from ascend_doctor.model import (
     Finding,
     InputRecord,
     Kind,
+    Match,
     Report,
     Rule,
     Severity,
@@ -90,6 +91,8 @@ def sample_report(lang: str = "en") -> Report:
         for i in range(5)
     )
     note = (Evidence(rank0, 3, "[INFO] HCCL_CONNECT_TIMEOUT is 120"),)
+    matches = [Match(OOM.id, 0, e._replace(timestamp=1733306400.0 + e.line), 0) for e in oom]
+    matches += [Match(TIMEOUT.id, 0, e, 1) for e in timeout] + [Match(NOTE.id, 0, note[0], 0)]
     return Report(
         findings=(
             finding(OOM, oom, count=3),
@@ -104,6 +107,10 @@ def sample_report(lang: str = "en") -> Report:
         tool_version="0.0.0-test",
         rule_count=len(RULES),
         lang=lang,
+        matches=tuple(matches),
+        rules=(OOM, TIMEOUT, NOTE),
+        node="npu-0",
+        utc_offset="+0800",
     )
 
 
