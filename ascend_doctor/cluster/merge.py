@@ -14,10 +14,11 @@ import os
 from collections.abc import Iterator, Sequence
 from typing import Any, NamedTuple
 
-from ascend_doctor import __version__
+from ascend_doctor import __version__, uncaught
 from ascend_doctor.cluster.wire import SCHEMA_VERSION
 from ascend_doctor.engine import earlier_runs_warning
 from ascend_doctor.errors import InputError
+from ascend_doctor.gpu_job import as_gpu_job, gpu_only
 from ascend_doctor.model import (
     Confidence,
     EnvRemedy,
@@ -26,12 +27,15 @@ from ascend_doctor.model import (
     InputRecord,
     Kind,
     Match,
+    Raised,
     Report,
     Rule,
     Severity,
     Text,
 )
 from ascend_doctor.ranking import earlier_runs, rank, waited_for
+
+UNCAUGHT_IDS = frozenset(rule.id for rule in uncaught.RULES)
 
 # What decides where a rule's matches rank: rules of one id must agree on these to be merged.
 RANKING_FIELDS = ("category", "severity", "confidence", "kind")
@@ -183,20 +187,35 @@ class _Merger:
             return InputRecord(path, "skipped", reason, node=node), []
         if item["status"] == "skipped":
             return InputRecord(path, "skipped", str(item.get("reason", "")), notes=notes, node=node), []
-        record = InputRecord(path, "read", "", int(item["lines"]), int(item["bytes"]), notes, node)
+        record = InputRecord(
+            path,
+            "read",
+            "",
+            int(item["lines"]),
+            int(item["bytes"]),
+            notes,
+            tuple(_raised(raised, path) for raised in item.get("raised", ())),
+            int(item.get("world_size") or 0),
+            bool(item.get("ascend_seen")),
+            str(item.get("gpu_seen") or ""),
+            node,
+        )
         rules = report.data["rules_matched"]
-        return record, [self._match(hit, path, index, rules) for hit in item["hits"]]
+        # The exception a node's job died of is decided again over all the nodes' logs.
+        hits = [hit for hit in item["hits"] if hit[0] not in UNCAUGHT_IDS]
+        return record, [self._match(hit, path, index, rules) for hit in hits]
 
     @staticmethod
     def _match(hit: list[Any], path: str, index: int, rules: dict[str, Any]) -> Match:
         rule_id, line, rank_, stamp = hit[:4]
         if rule_id not in rules:
             raise KeyError(f"match of rule {rule_id}, which rules_matched does not describe")
-        text = str(hit[4]) if len(hit) > 4 else ""
-        captures = tuple((str(k), str(v)) for k, v in hit[5].items()) if len(hit) > 5 else ()
+        text = str(hit[4]) if len(hit) > 4 and hit[4] is not None else ""
+        captures = tuple((str(k), str(v)) for k, v in hit[5].items()) if len(hit) > 5 and hit[5] else ()
+        quoted = str(hit[6]) if len(hit) > 6 and hit[6] else ""
         stamp = float(stamp) if stamp is not None else None
         evidence = Evidence(path, int(line), text, None if rank_ is None else int(rank_), stamp, captures)
-        return Match(rule_id, 0, evidence, index)
+        return Match(rule_id, 0, evidence, index, quoted=quoted)
 
     def _rule(self, rule_id: str, data: dict[str, Any], report: NodeReport) -> Rule:
         """The rule a report describes: the one met first, when the two rank alike (read only once:
@@ -239,6 +258,28 @@ def _version_warnings(reports: Sequence[tuple[str, str, str]]) -> list[str]:
     return warnings
 
 
+def _raised(item: dict[str, Any], path: str) -> Raised:
+    rank_, stamp = item.get("rank"), item.get("time")
+    captures = tuple((str(k), str(v)) for k, v in (item.get("captures") or {}).items())
+    evidence = Evidence(
+        path,
+        int(item["line"]),
+        str(item["text"]),
+        None if rank_ is None else int(rank_),
+        None if stamp is None else float(stamp),
+        captures,
+    )
+    return Raised(
+        evidence,
+        str(item["name"]),
+        str(item["message"]),
+        int(item["start"]),
+        int(item["end"]),
+        str(item.get("frame") or ""),
+        int(item.get("chain") or 0),
+    )
+
+
 def _some(names: Sequence[str]) -> str:
     return ", ".join(names[:3]) + (f" and {len(names) - 3} more" if len(names) > 3 else "")
 
@@ -257,14 +298,17 @@ def merge(paths: Sequence[str], lang: str = "en") -> Merged:
             merger.inputs.append(InputRecord(path, "skipped", f"cannot merge this report: {exc}"))
             continue
         merged.append((report.version, report.node, str(report.data.get("utc_offset") or "")))
-    rules = [rule for rule, _ in merger.rules.values()]
+    rules = [*(rule for rule, _ in merger.rules.values() if rule.id not in UNCAUGHT_IDS), *uncaught.RULES]
+    merger.matches += uncaught.died_of(merger.inputs, merger.matches, rules)
     peer = waited_for(merger.matches, rules)
     earlier = earlier_runs(merger.matches, rules)
     warnings = _version_warnings(merged)
     if earlier is not None:
         warnings.append(earlier_runs_warning(earlier, merger.inputs))
     report = Report(
-        findings=rank(merger.matches, rules, peer, earlier),
+        findings=as_gpu_job(
+            rank(merger.matches, rules, peer, earlier), gpu_only(merger.inputs, merger.matches)
+        ),
         inputs=tuple(merger.inputs),
         warnings=tuple(warnings + merger.warnings),
         tool_version=__version__,

@@ -16,8 +16,9 @@ from datetime import datetime, timezone
 from typing import Any
 
 from ascend_doctor.engine import earlier_runs_warning
-from ascend_doctor.model import Finding, Match, Report, Rule, Severity, Text
+from ascend_doctor.model import Finding, Match, Raised, Report, Rule, Severity, Text
 from ascend_doctor.ranking import MAX_EVIDENCE, VICTIM_CATEGORIES, EarlierRuns, earlier_runs
+from ascend_doctor.read.accelerator import ascend_sign
 from ascend_doctor.read.events import remote_rank
 
 SCHEMA_VERSION = 2
@@ -66,13 +67,35 @@ def _kept(matches: Sequence[Match], rules: dict[str, Rule]) -> set[int]:
 
 
 def _hit(match: Match, keep: bool) -> list[Any]:
+    """[rule, line, rank, time, text, captures, quoted]: text and captures only where a merge can
+    show them, and the list cut after its last item that is set."""
     evidence = match.evidence
     hit: list[Any] = [match.rule_id, evidence.line, evidence.rank, evidence.timestamp]
-    if keep:
-        hit.append(evidence.text)
-        if evidence.captures:
-            hit.append(dict(evidence.captures))
-    return hit
+    rest: list[Any] = [
+        evidence.text if keep else None,
+        dict(evidence.captures) if keep and evidence.captures else None,
+        match.quoted or None,
+    ]
+    while rest and rest[-1] is None:
+        rest.pop()
+    return hit + rest
+
+
+def _raised(raised: Raised) -> dict[str, Any]:
+    evidence = raised.evidence
+    return {
+        "line": evidence.line,
+        "text": evidence.text,
+        "rank": evidence.rank,
+        "time": evidence.timestamp,
+        "captures": dict(evidence.captures),
+        "name": raised.name,
+        "message": raised.message,
+        "start": raised.start,
+        "end": raised.end,
+        "frame": raised.frame,
+        "chain": raised.chain,
+    }
 
 
 class NodeFacts:
@@ -109,6 +132,11 @@ class NodeFacts:
             "run": "earlier" if self.earlier and index in self.earlier.inputs else "latest",
             "matched": len(matches),
             "hits": [_hit(match, position in kept) for position, match in enumerate(matches)],
+            "raised": [_raised(raised) for raised in record.raised],
+            "world_size": record.world_size,
+            # What the verdict on a GPU job's logs needs: the input's own signs and its matched lines'.
+            "ascend_seen": record.ascend_seen or any(ascend_sign(m.evidence.text.encode()) for m in matches),
+            "gpu_seen": record.gpu_seen,
         }
 
     def finding_extras(self, finding: Finding) -> dict[str, Any]:
