@@ -111,7 +111,9 @@ PROSE = "prose"
 class Match(NamedTuple):
     """A rule firing on one line, with where it stands among all inputs, whether its match ran
     on into the next line (1) or began in the previous one (-1), and whether the line only quotes
-    what it names (CODE, PROSE; "" for a line the job printed)."""
+    what it names (CODE, PROSE; "" for a line the job printed). `repeats`: the later lines of the
+    same rule and rank in this input that it stands for, counted but not kept (a job that prints
+    one warning every step for days must not grow the process)."""
 
     rule_id: str
     pattern_index: int
@@ -119,6 +121,7 @@ class Match(NamedTuple):
     input_index: int
     wrap: int = 0
     quoted: str = ""
+    repeats: int = 0
 
 
 class Raised(NamedTuple):

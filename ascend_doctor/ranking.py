@@ -266,7 +266,7 @@ def _finding(group: _Group, top: _Group, waited_on_top: bool) -> Finding:
     return Finding(
         rule=group.rule,
         evidence=tuple(match.evidence for match in matches[:MAX_EVIDENCE]),
-        count=len(matches),
+        count=sum(1 + match.repeats for match in matches),
         paths=tuple(dict.fromkeys(match.evidence.path for match in matches)),
         ranks=tuple(sorted({m.evidence.rank for m in matches if m.evidence.rank is not None})),
         confidence=round(confidence, 2),
@@ -285,7 +285,7 @@ def waited_for(matches: Iterable[Match], rules: Sequence[Rule]) -> tuple[int, in
         if match.rule_id in victims:
             peer = remote_rank(match.evidence.text)
             if peer is not None and peer != match.evidence.rank:
-                counts[peer] += 1
+                counts[peer] += 1 + match.repeats
     return counts.most_common(1)[0] if counts else None
 
 

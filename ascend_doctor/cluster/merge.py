@@ -213,9 +213,10 @@ class _Merger:
         text = str(hit[4]) if len(hit) > 4 and hit[4] is not None else ""
         captures = tuple((str(k), str(v)) for k, v in hit[5].items()) if len(hit) > 5 and hit[5] else ()
         quoted = str(hit[6]) if len(hit) > 6 and hit[6] else ""
+        repeats = int(hit[7]) if len(hit) > 7 and hit[7] else 0
         stamp = float(stamp) if stamp is not None else None
         evidence = Evidence(path, int(line), text, None if rank_ is None else int(rank_), stamp, captures)
-        return Match(rule_id, 0, evidence, index, quoted=quoted)
+        return Match(rule_id, 0, evidence, index, quoted=quoted, repeats=repeats)
 
     def _rule(self, rule_id: str, data: dict[str, Any], report: NodeReport) -> Rule:
         """The rule a report describes: the one met first, when the two rank alike (read only once:

@@ -67,7 +67,7 @@ def _kept(matches: Sequence[Match], rules: dict[str, Rule]) -> set[int]:
 
 
 def _hit(match: Match, keep: bool) -> list[Any]:
-    """[rule, line, rank, time, text, captures, quoted]: text and captures only where a merge can
+    """[rule, line, rank, time, text, captures, quoted, repeats]: text and captures only where a merge can
     show them, and the list cut after its last item that is set."""
     evidence = match.evidence
     hit: list[Any] = [match.rule_id, evidence.line, evidence.rank, evidence.timestamp]
@@ -75,6 +75,7 @@ def _hit(match: Match, keep: bool) -> list[Any]:
         evidence.text if keep else None,
         dict(evidence.captures) if keep and evidence.captures else None,
         match.quoted or None,
+        match.repeats or None,
     ]
     while rest and rest[-1] is None:
         rest.pop()

@@ -34,6 +34,8 @@ LOOKBACK = 4 * 1024
 # Colour codes may take up to this many times the bytes of what they colour in a neighbour or a
 # look-back: past that, their bytes count as shown (the buffer holds what is kept before a line).
 CODES_MAX = 8
+# Matches kept per rule and rank of one input; later ones are counted (see StreamScanner._keep).
+KEEP_PER_RULE = 1000
 
 
 class ScanResult:
@@ -71,6 +73,8 @@ class StreamScanner:
         self.result = ScanResult()
         self.path_rank = events.rank_of_path(label)
         self._seen: set[tuple[int, int]] = set()
+        self._kept: dict[tuple[str, int | None], int] = {}  # matches kept per rule and rank
+        self._latest: dict[tuple[str, int | None], int] = {}  # where the last of them stands
         self._tail_wanted: bool | None = None  # a CANN plog holds no Python traceback: no tail
 
     def scan(
@@ -254,7 +258,22 @@ class StreamScanner:
                 rule_id = self.matcher.rules[hit.rule_index].id
                 quoted = CODE if code and position == 0 else PROSE if events.prose(piece, hit.span) else ""
                 match = Match(rule_id, hit.pattern_index, evidence, self.input_index, hit.wrap, quoted)
-                self.result.matches.append(match)
+                self._keep(match)
+
+    def _keep(self, match: Match) -> None:
+        """Keep the first KEEP_PER_RULE matches of a rule and rank; past them the last kept one is
+        replaced by the newest (its time and line are what a run's end is judged by), counting the
+        ones it stands for: memory stays bounded however long the job repeats itself."""
+        key = (match.rule_id, match.evidence.rank)
+        kept = self._kept.get(key, 0)
+        matches = self.result.matches
+        if kept < KEEP_PER_RULE:
+            self._kept[key] = kept + 1
+            self._latest[key] = len(matches)
+            matches.append(match)
+            return
+        latest = self._latest[key]
+        matches[latest] = match._replace(repeats=matches[latest].repeats + 1)
 
 
 _buffer: list[mmap.mmap] = []
