@@ -9,6 +9,7 @@ import pytest
 
 from ascend_doctor.match.literals import required_literals
 from ascend_doctor.rulebase.load import load_rulebase
+from ascend_doctor.rulebase.prose import prose_problems
 from ascend_doctor.rulebase.taxonomy import categories
 from tests.conftest import run_cli
 
@@ -29,6 +30,11 @@ def test_id_prefix_names_its_file(rule) -> None:
 def test_prose_is_bilingual(rule) -> None:
     for text in (rule.title, rule.cause, rule.fix, *(env.why for env in rule.env)):
         assert text.en.strip() and text.zh.strip(), f"{rule.id}: every text needs en and zh"
+
+
+@BY_ID
+def test_chinese_prose_has_no_space_between_two_cjk_characters(rule) -> None:
+    assert prose_problems(rule) == []
 
 
 @BY_ID

@@ -58,6 +58,18 @@ def test_rules_test_reports_a_miss(tmp_path: Path) -> None:
     assert "team.custom-loader-crash: missed: match[0]" in result.stdout
 
 
+def test_rules_test_fails_a_space_between_two_chinese_characters(tmp_path: Path) -> None:
+    folded = (
+        "    cause:\n      en: The shard index is corrupt.\n      zh: >-\n        分片索引\n        损坏。\n"
+    )
+    text = GOOD_RULE.replace("    cause: {en: The shard index is corrupt., zh: 分片索引损坏。}\n", folded)
+    result = run_cli("rules", "test", str(rules_dir(tmp_path, text)))
+    assert result.exit_code == 1
+    assert "team.custom-loader-crash: prose:" in result.stdout
+    assert "cause.zh has a space between two CJK characters: '引 损'" in result.stdout
+    assert result.stdout.rstrip().endswith("1 prose problem(s): failed")
+
+
 BROKEN = {
     "unknown key": (
         GOOD_RULE.replace("    severity: error", "    severity: error\n    colour: red"),

@@ -18,6 +18,7 @@ from ascend_doctor.match.selfcheck import check_rules
 from ascend_doctor.model import Rule, plain
 from ascend_doctor.rulebase.knowledge import find_env_var
 from ascend_doctor.rulebase.load import bundled_rules_dir, load_rulebase, rule_files
+from ascend_doctor.rulebase.prose import prose_problems
 
 
 def rule_dict(rule: Rule) -> dict[str, Any]:
@@ -142,7 +143,10 @@ def _codes_and_env_vars(rule: Rule) -> tuple[list[str], list[str]]:
     show_default=True,
 )
 def rules_test(directory: str | None, engine: str) -> None:
-    """Run every rule's match / no_match examples; exit 1 on any miss.
+    """Run every rule's match / no_match examples and check its prose; exit 1 on any miss.
+
+    A space between two Chinese characters in a title, cause, fix or env reason fails too (a
+    line break inside a YAML `>-` block becomes one).
 
     Without DIR the bundled rules are tested; with DIR only the rules in DIR.
 
@@ -157,14 +161,19 @@ def rules_test(directory: str | None, engine: str) -> None:
     inside = directory is not None and os.path.commonpath([os.path.realpath(directory), shipped]) == shipped
     rulebase = load_rulebase([directory] if directory else (), bundled=not inside, use_cache=False)
     own = set(rule_files(directory)) if directory else set(rulebase.files)
-    result = check_rules(tuple(rule for rule in rulebase.rules if rule.path in own), engine)
+    tested = tuple(rule for rule in rulebase.rules if rule.path in own)
+    result = check_rules(tested, engine)
     for problem in result.failures:
         click.echo(f"FAIL {problem.rule_id}: {problem.kind}: {problem.detail}")
+    prose = [(rule, problem) for rule in tested for problem in prose_problems(rule)]
+    for rule, problem in prose:
+        click.echo(f"FAIL {rule.id}: prose: {rule.path}:{rule.line}: {problem}")
     for problem in result.warnings:
         click.echo(f"warning {problem.rule_id}: {problem.kind}: {problem.detail}", err=True)
-    status = "passed" if result.ok else "failed"
+    ok = result.ok and not prose
+    prose_note = f", {len(prose)} prose problem(s)" if prose else ""
     click.echo(
         f"{result.examples - len(result.failures)} passed, {len(result.failures)} failed "
-        f"({result.rules} rules, {result.examples} examples): {status}"
+        f"({result.rules} rules, {result.examples} examples){prose_note}: {'passed' if ok else 'failed'}"
     )
-    sys.exit(ExitCode.CLEAN if result.ok else ExitCode.FOUND)
+    sys.exit(ExitCode.CLEAN if ok else ExitCode.FOUND)
