@@ -127,6 +127,32 @@ def test_a_pattern_the_regex_module_itself_fails_on_is_a_rule_error(
     assert "patterns[0] cannot be compiled: the regex module failed (AttributeError" in result.stderr
 
 
+def test_every_problem_of_every_rule_file_is_reported_at_once_with_its_line(tmp_path: Path) -> None:
+    second = GOOD_RULE.replace("team.custom-loader-crash", "team.second").replace("rules:\n", "")
+    broken = GOOD_RULE.replace("not_ascend", "gremlins").replace("(?P<shard>", "(?P<shard") + second.replace(
+        "severity: error", "severity: fatal\n    colour: red"
+    )
+    directory = rules_dir(tmp_path, broken)
+    (directory / "zz.yaml").write_text("rules: [\n", encoding="utf-8")
+    log = tmp_path / "a.log"
+    log.write_text("hello\n")
+    result = run_cli("diagnose", "--rules", str(directory), str(log))
+    assert result.exit_code == 2
+    team, other = directory / "team.yaml", directory / "zz.yaml"
+    lines = result.stderr.splitlines()
+    assert lines[:4] == [
+        f"ascend-doctor: error: {team}:3: rule team.custom-loader-crash: unknown category 'gremlins'"
+        " (see ascend_doctor/rulebase/taxonomy.yaml)",
+        f"{team}:8: rule team.custom-loader-crash: patterns[0] is not a valid regex:"
+        " bad character in group name at position 34",
+        f"{team}:14: rule team.second: 'severity' is 'fatal'; expected one of error, warning, info",
+        f"{team}:15: rule team.second: unknown key 'colour' (allowed: id, category, severity, title,"
+        " cause, fix, patterns, examples, confidence, kind, env, codes, sources, aliases)",
+    ]
+    assert lines[4].startswith(f"{other}:2: invalid YAML: ")
+    assert lines[5:] == ["5 problems in 2 rule files"]
+
+
 def test_duplicate_id_names_both_places(tmp_path: Path) -> None:
     directory = rules_dir(tmp_path, GOOD_RULE)
     (directory / "zz.yaml").write_text(GOOD_RULE, encoding="utf-8")
