@@ -153,6 +153,33 @@ def test_every_problem_of_every_rule_file_is_reported_at_once_with_its_line(tmp_
     assert lines[5:] == ["5 problems in 2 rule files"]
 
 
+def test_rules_test_of_the_bundled_rules_warns_about_nothing(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A clean install's own rules pass without a warning (slowness aside: that is timing, the clock
+    is stopped here)."""
+    from ascend_doctor.match import selfcheck
+
+    monkeypatch.setattr(selfcheck, "_clock", lambda: 0.0)
+    result = run_cli("rules", "test")
+    assert result.exit_code == 0
+    assert result.stderr == ""
+
+
+@pytest.mark.parametrize(
+    ("word", "warned"), [("graph", True), ("shardfault", False)], ids=["of many logs", "of this failure only"]
+)
+def test_a_plain_word_literal_is_common_when_other_rules_lines_hold_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, word: str, warned: bool
+) -> None:
+    from ascend_doctor.match import selfcheck
+
+    monkeypatch.setattr(selfcheck, "_clock", lambda: 0.0)
+    text = GOOD_RULE.replace("'ShardIndexCorrupt: (?P<shard>[\\w-]+)'", f"'\\b{word}\\b'")
+    text = text.replace("ShardIndexCorrupt: part-0007", "graph shardfault: part-0007")
+    result = run_cli("rules", "test", str(rules_dir(tmp_path, text)))
+    assert result.exit_code == 0, result.stdout
+    assert (f"common-literal: patterns[0] is looked for by '{word}'" in result.stderr) is warned
+
+
 def test_duplicate_id_names_both_places(tmp_path: Path) -> None:
     directory = rules_dir(tmp_path, GOOD_RULE)
     (directory / "zz.yaml").write_text(GOOD_RULE, encoding="utf-8")

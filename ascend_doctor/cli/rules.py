@@ -162,7 +162,7 @@ def rules_test(directory: str | None, engine: str) -> None:
     rulebase = load_rulebase([directory] if directory else (), bundled=not inside, use_cache=False)
     own = set(rule_files(directory)) if directory else set(rulebase.files)
     tested = tuple(rule for rule in rulebase.rules if rule.path in own)
-    result = check_rules(tested, engine)
+    result = check_rules(tested, engine, others=rulebase.rules)
     for problem in result.failures:
         click.echo(f"FAIL {problem.rule_id}: {problem.kind}: {problem.detail}")
     prose = [(rule, problem) for rule in tested for problem in prose_problems(rule)]
