@@ -11,7 +11,7 @@ from ascend_doctor.match.matcher import MAX_TIMEOUTS, PATTERN_TIMEOUT, Matcher
 from ascend_doctor.match.parts import Part, open_part, plan
 from ascend_doctor.match.pattern_search import alarm_clock
 from ascend_doctor.match.scanner import ScanResult, StreamScanner, long_lines_note
-from ascend_doctor.model import InputRecord, Match, Report
+from ascend_doctor.model import STDIN_LABEL, InputRecord, Match, Report
 from ascend_doctor.ranking import RUN_GAP, EarlierRuns, earlier_runs, rank, waited_for
 from ascend_doctor.read.progress import Progress
 from ascend_doctor.read.sources import InputItem, expand, open_input
@@ -25,7 +25,7 @@ class ScanOptions(NamedTuple):
 
     engine: str = "auto"
     jobs: int = 1
-    stdin_name: str = "<stdin>"
+    stdin_name: str = STDIN_LABEL
     lang: str = "en"
 
 

@@ -9,6 +9,9 @@ from __future__ import annotations
 from enum import Enum
 from typing import Any, NamedTuple
 
+# What stdin is called in a report unless --stdin-name names it: a label, not a path to link to.
+STDIN_LABEL = "<stdin>"
+
 
 class Severity(str, Enum):
     """How bad the cause is for the job."""

@@ -34,6 +34,7 @@ LABELS = {
         "error": "error",
         "warning": "warning",
         "info": "info",
+        "stdin_line": "stdin, line {line}",
     },
     "zh": {
         "diagnosis": "诊断",
@@ -54,6 +55,7 @@ LABELS = {
         "error": "错误",
         "warning": "警告",
         "info": "提示",
+        "stdin_line": "标准输入第 {line} 行",
     },
 }
 MESSAGES = {

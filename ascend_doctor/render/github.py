@@ -11,8 +11,8 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import TextIO
 
-from ascend_doctor.model import Finding, Report
-from ascend_doctor.render.advice import advice_lines, evidence_line
+from ascend_doctor.model import STDIN_LABEL, Finding, Report
+from ascend_doctor.render.advice import advice_lines, evidence_line, labels
 from ascend_doctor.render.base import verdict
 
 MAX_ANNOTATIONS = 10
@@ -37,11 +37,16 @@ def command(name: str, message: str, properties: dict[str, str] | None = None) -
 
 
 def annotation(finding: Finding, lang: str) -> str:
-    """The finding's title, cause, fix and env remedies, placed on its first evidence line."""
+    """The finding's title, cause, fix and env remedies, placed on its first evidence line. Piped
+    input is no file of the repository (unless --stdin-name names one): its title says "stdin"."""
     properties = {"title": finding.rule.title.get(lang).strip()}
     if finding.evidence:
         first = finding.evidence[0]
-        properties = {"file": first.path, "line": str(first.line), **properties}
+        if first.path == STDIN_LABEL:
+            where = labels(lang)["stdin_line"].format(line=first.line)
+            properties["title"] += f" ({where})" if lang != "zh" else f"（{where}）"
+        else:
+            properties = {"file": first.path, "line": str(first.line), **properties}
     message = "\n".join(advice_lines(finding, lang))
     return command(COMMANDS[finding.rule.severity.value], message, properties)
 
