@@ -269,6 +269,15 @@ def test_a_mistyped_command_is_named_not_only_reported_as_a_missing_file() -> No
     assert "did you mean" not in run_cli("train.log").stderr
 
 
+def test_a_mistyped_command_is_a_usage_error_and_nothing_is_diagnosed(tmp_path: Path) -> None:
+    log = write(tmp_path, "x.log", OOM_LOG)
+    result = run_cli("diag", str(log))
+    assert (result.exit_code, result.stdout) == (2, "")
+    assert result.stderr == (
+        "ascend-doctor: error: 'diag' is not a file or a command; did you mean 'ascend-doctor diagnose'?\n"
+    )
+
+
 @pytest.mark.skipif(not hasattr(__import__("os"), "openpty"), reason="needs a pseudo-terminal")
 def test_on_a_terminal_color_flag_beats_no_color_and_no_color_env_is_obeyed(tmp_path: Path) -> None:
     import os

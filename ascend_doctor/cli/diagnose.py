@@ -25,7 +25,7 @@ from ascend_doctor.config import (
     stdin_is_terminal,
 )
 from ascend_doctor.engine import ScanOptions, diagnose
-from ascend_doctor.errors import AscendDoctorError, ExitCode, InputError
+from ascend_doctor.errors import AscendDoctorError, ConfigError, ExitCode, InputError
 from ascend_doctor.match.prefilter import hyperscan_available, require_engine
 from ascend_doctor.model import Report
 from ascend_doctor.read.progress import byte_progress
@@ -102,6 +102,7 @@ def failure_code(exc: BaseException, debug: bool) -> int | None:
 def run_diagnose(request: DiagnoseRequest) -> int:
     """Load the rules, scan the inputs, write the report; the exit code says what was found."""
     require_engine(request.engine)
+    _refuse_a_mistyped_command(request.paths)
     rulebase = load_rulebase(request.rules_dirs, use_cache=not request.no_cache)
     targets = _resolve_paths(request.paths)
     items = expand(targets)
@@ -120,7 +121,6 @@ def run_diagnose(request: DiagnoseRequest) -> int:
     with byte_progress() as progress:
         stdin = sys.stdin.buffer if sys.stdin is not None else None
         report = diagnose(targets, rulebase, options, stdin=stdin, progress=progress, items=items)
-    _suggest_a_command(request.paths, report)
     _require_something_read(report, implicit_stdin=not request.paths)
     _notify_inputs(report)
     _suggest_fast_engine(report, request.engine)
@@ -185,17 +185,16 @@ def _suggest_fast_engine(report: Report, engine: str) -> None:
     )
 
 
-def _suggest_a_command(paths: Sequence[str], report: Report) -> None:
-    """A mistyped command (`explian EL0004`) was taken for a missing file: name the command."""
-    missing = [record.path for record in report.inputs if record.reason == "no such file or directory"]
-    if not paths or paths[0] not in missing:
+def _refuse_a_mistyped_command(paths: Sequence[str]) -> None:
+    """A mistyped command (`diag x.log`, `explian EL0004`) would be taken for a missing file and
+    the rest diagnosed: it is a usage error naming the command, before anything is read. Only a
+    bare word is a command: `rules.log` or `logs/rank0` missing is a missing file."""
+    if not paths or not paths[0].isalpha() or os.path.lexists(paths[0]):
         return
     from difflib import get_close_matches
 
     for command in get_close_matches(paths[0], COMMANDS, n=1):
-        say(
-            f"ascend-doctor: '{paths[0]}' is not a file or a command; did you mean 'ascend-doctor {command}'?"
-        )
+        raise ConfigError(f"'{paths[0]}' is not a file or a command; did you mean 'ascend-doctor {command}'?")
 
 
 def _require_something_read(report: Report, implicit_stdin: bool) -> None:
