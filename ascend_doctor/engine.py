@@ -204,9 +204,9 @@ def _parallel_jobs(items: Sequence[InputItem], options: ScanOptions) -> list[_Jo
 
 
 def _earlier_runs_warning(earlier: EarlierRuns, records: Sequence[InputRecord]) -> str:
-    from datetime import datetime, timezone
+    from datetime import datetime
 
-    start = datetime.fromtimestamp(earlier.latest_start, timezone.utc).strftime("%Y-%m-%d %H:%M:%S")
+    start = datetime.fromtimestamp(earlier.latest_start).strftime("%Y-%m-%d %H:%M:%S")  # the logs' clock
     names = sorted(records[index].path for index in earlier.inputs)
     shown = ", ".join(names[:3]) + (f" and {len(names) - 3} more" if len(names) > 3 else "")
     verb = "holds" if len(names) == 1 else "hold"

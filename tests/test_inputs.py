@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import os
+import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -133,8 +135,34 @@ def test_plog_tree_only_error_lines_are_matched(tmp_path: Path) -> None:
     assert top["category"] == "aicore_exception"
     lines = {e["line"] for f in report["findings"] for e in f["evidence"]}
     assert lines == {3}, "INFO and EVENT plog lines are never matched"
-    assert top["evidence"][0]["text"].startswith("[ERROR] RUNTIME: kernel task happen error")
-    assert top["evidence"][0]["timestamp"] == pytest.approx(1733326373.009508)
+    assert top["evidence"][0]["text"] in {  # the plog's or the device log's line, of process 31337 or 31338
+        f"[ERROR] RUNTIME({pid},python):2024-12-04-15:32:53.009.508 [stream.cc:1000] "
+        "kernel task happen error, retCode=0x26, [aicore exception]."
+        for pid in (31337, 31338)
+    }
+
+
+@pytest.fixture()
+def in_beijing(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    """This process's local time zone is UTC+8 (POSIX form: no time zone database needed)."""
+    monkeypatch.setenv("TZ", "CST-8")
+    time.tzset()
+    yield
+    monkeypatch.undo()
+    time.tzset()
+
+
+def test_a_plog_time_is_local_time_and_a_time_with_a_zone_is_read_in_it(
+    tmp_path: Path, in_beijing: None
+) -> None:
+    plog = tmp_path / "plog-31337_20241204153250001.log"
+    plog.write_text(PLOG)
+    kubectl = tmp_path / "pod.log"
+    kubectl.write_text("2024-12-04T07:32:53.009508Z EL0004: Failed to allocate memory.\n")
+    report, _ = diagnose_json(str(plog), str(kubectl))
+    stamps = {f["category"]: f["evidence"][0]["timestamp"] for f in report["findings"]}
+    utc = 1733297573.009508  # 2024-12-04 07:32:53.009508 UTC, 15:32:53 in Beijing
+    assert stamps == {"aicore_exception": pytest.approx(utc), "device_out_of_memory": pytest.approx(utc)}
 
 
 def test_an_old_plog_left_in_the_tree_does_not_outrank_this_runs_failure(tmp_path: Path) -> None:

@@ -25,10 +25,12 @@ _RANK_IN_LINE = re.compile(r"RankID:\s?(\d+)\)|\[Rank\s?(\d+)\]")
 _PID = re.compile(r"\[PID:\s?(\d{1,9})\]")
 _RANK_IN_PATH = re.compile(r"^(?:rank|worker)[_-]?(\d+)(?:\.[\w.]+)?$", re.IGNORECASE)
 _REMOTE_RANK = re.compile(r"remote[ _]?rank\s*(?:\[|:|=|\s)\s*(\d+)", re.IGNORECASE)
-_TIME_BYTES = re.compile(rb"20\d\d-\d\d-\d\d[ T-]\d\d:\d\d:\d\d(?:[.,]\d{1,6})?(?:\.\d{3})?")
+_TIME_BYTES = re.compile(
+    rb"20\d\d-\d\d-\d\d[ T-]\d\d:\d\d:\d\d(?:[.,]\d{1,6})?(?:\.\d{3})?(?:Z|[+-]\d\d:?\d\d\b)?"
+)
 _TIME = re.compile(
     r"(?P<y>20\d\d)-(?P<mo>\d\d)-(?P<d>\d\d)[ T-](?P<h>\d\d):(?P<mi>\d\d):(?P<s>\d\d)"
-    r"(?:[.,](?P<ms>\d{1,6}))?(?:\.(?P<us>\d{3}))?"
+    r"(?:[.,](?P<ms>\d{1,6}))?(?:\.(?P<us>\d{3}))?(?P<zone>Z|[+-]\d\d:?\d\d\b)?"
 )
 _PLOG = re.compile(
     r"^\[(?P<level>ERROR|WARNING|INFO|DEBUG|EVENT|TRACE)\]\s+(?P<module>[A-Z][\w-]*)\(-?\d+,[^)]*\):"
@@ -169,7 +171,9 @@ def remote_rank(text: str) -> int | None:
 
 
 def timestamp_of(line: str) -> float | None:
-    """Seconds since the epoch of the first date-time in the line (as UTC), or None."""
+    """Seconds since the epoch of the first date-time in the line, or None. A time with a zone
+    (`Z`, `+08:00`: kubectl, CI raw logs) is read in it; one without (CANN plogs, Python's logging)
+    is the local time of the machine that wrote it, taken to be this machine's zone."""
     match = _TIME.search(line)
     if not match:
         return None
@@ -177,9 +181,8 @@ def timestamp_of(line: str) -> float | None:
 
     try:
         fields = (match["y"], match["mo"], match["d"], match["h"], match["mi"], match["s"])
-        moment = datetime(*(int(field) for field in fields))
-        seconds = (moment - datetime(1970, 1, 1)).total_seconds()  # times carry no zone: read as UTC
-    except (ValueError, OverflowError):
+        seconds = datetime(*(int(field) for field in fields), tzinfo=_zone(match["zone"])).timestamp()
+    except (ValueError, OverflowError, OSError):
         return None
     fraction = match["ms"] or ""
     value = float(seconds) + (float("0." + fraction) if fraction else 0.0)
@@ -188,12 +191,29 @@ def timestamp_of(line: str) -> float | None:
     return value
 
 
+def _zone(text: str | None) -> Any:
+    """The zone a time names (`Z`, `+08:00`, `-0700`); None (local time) when it names none."""
+    if not text:
+        return None
+    from datetime import timedelta, timezone
+
+    if text == "Z":
+        return timezone.utc
+    digits = text[1:].replace(":", "")
+    offset = timedelta(hours=int(digits[:2]), minutes=int(digits[2:]))
+    return timezone(-offset if text[0] == "-" else offset)  # ValueError past 24 hours
+
+
 def plog_message(line: str) -> str | None:
-    """`[ERROR] RUNTIME: message` for a CANN plog line, None for any other line."""
+    """A CANN plog line as evidence, None for any other line: level, module, process, time, source
+    file and message, as CANN wrote them, without the thread id glued to the source file
+    (`[ERROR] RUNTIME(31337,python):2024-12-04-15:32:53.009.508 [stream.cc:1000] message`)."""
     match = _PLOG_FULL.match(line)
     if not match:
         return None
-    return f"[{match['level']}] {match['module']}: {match['message'].strip()}"
+    where = f" [{match['where']}]" if match["where"] else ""
+    process = f"{match['module']}({match['pid']},{match['pname']}):{match['time']}"
+    return f"[{match['level']}] {process}{where} {match['message'].strip()}"
 
 
 def last_timestamp(before: bytes) -> float | None:
