@@ -144,6 +144,7 @@ class Finding(NamedTuple):
     related_to: str | None = None
     also: tuple[str, ...] = ()
     env: tuple[EnvRemedy, ...] = ()
+    earlier_run: float | None = None  # only an earlier run showed it: seconds before the latest run
 
 
 class Report(NamedTuple):

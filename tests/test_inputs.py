@@ -176,6 +176,19 @@ def test_an_old_plog_left_in_the_tree_does_not_outrank_this_runs_failure(tmp_pat
     assert "plog-31337_20241201090000000.log holds only errors from over 24 hours before" in result.stderr
 
 
+def test_a_finding_of_an_earlier_run_says_so_in_the_report_not_only_on_stderr(tmp_path: Path) -> None:
+    plog = tmp_path / "log" / "debug" / "plog"
+    plog.mkdir(parents=True)
+    (plog / "plog-31337_20241201090000000.log").write_text(PLOG.replace("2024-12-04", "2024-11-30"))
+    (tmp_path / "log" / "train.log").write_text(f"[2024-12-04 15:32:50,120] INFO: step 1\n{OOM}")
+    report, _ = diagnose_json(str(tmp_path / "log"))
+    marks = {f["category"]: f["earlier_run"] for f in report["findings"]}
+    assert marks["device_out_of_memory"] is None
+    assert marks["aicore_exception"]["note"] == "earlier run, 4 days before"
+    text = run_cli("diagnose", str(tmp_path / "log")).stdout
+    assert "(earlier run, 4 days before)" in text
+
+
 def test_an_old_log_of_the_awaited_rank_is_still_of_an_earlier_run(tmp_path: Path) -> None:
     """Rank 3 failed four days ago and failed again today; today's timeouts wait for today's rank 3."""
     (tmp_path / "old").mkdir()

@@ -7,7 +7,7 @@ import re
 import shlex
 
 from ascend_doctor.model import EnvRemedy, Evidence, Finding
-from ascend_doctor.render.base import LABELS
+from ascend_doctor.render.base import LABELS, headline
 
 _HEX = re.compile(r"0x[0-9a-fA-F]+")
 _NUMBERS = re.compile(r"\d+")
@@ -29,7 +29,7 @@ def advice_lines(finding: Finding, lang: str) -> list[str]:
     rule = finding.rule
     words = labels(lang)
     lines = [
-        rule.title.get(lang).strip(),
+        headline(finding, lang),
         f"{words['cause']}: {rule.cause.get(lang).strip()}",
         f"{words['fix']}: {rule.fix.get(lang).strip()}",
     ]

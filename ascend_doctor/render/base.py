@@ -35,6 +35,7 @@ LABELS = {
         "warning": "warning",
         "info": "info",
         "stdin_line": "stdin, line {line}",
+        "earlier_run": "earlier run, {days} day{s} before",
     },
     "zh": {
         "diagnosis": "诊断",
@@ -56,6 +57,7 @@ LABELS = {
         "warning": "警告",
         "info": "提示",
         "stdin_line": "标准输入第 {line} 行",
+        "earlier_run": "更早的一次运行，{days} 天前",
     },
 }
 MESSAGES = {
@@ -124,6 +126,23 @@ def message(report: Report, key: str, **values: object) -> str:
     """A fixed report sentence in the report's language."""
     catalog = MESSAGES.get(report.lang, MESSAGES["en"])
     return catalog[key].format(**values)
+
+
+def earlier_run_note(finding: Finding, lang: str) -> str:
+    """`earlier run, 3 days before` for a finding only an earlier run's logs showed, else ""."""
+    if finding.earlier_run is None:
+        return ""
+    days = max(1, round(finding.earlier_run / 86400))
+    return LABELS.get(lang, LABELS["en"])["earlier_run"].format(days=days, s="" if days == 1 else "s")
+
+
+def headline(finding: Finding, lang: str) -> str:
+    """The finding's title, marked when only an earlier run showed it: every format shows this."""
+    title = finding.rule.title.get(lang).strip()
+    note = earlier_run_note(finding, lang)
+    if not note:
+        return title
+    return f"{title}（{note}）" if lang == "zh" else f"{title} ({note})"
 
 
 class Renderer(Protocol):

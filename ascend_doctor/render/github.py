@@ -13,7 +13,7 @@ from typing import TextIO
 
 from ascend_doctor.model import STDIN_LABEL, Finding, Report
 from ascend_doctor.render.advice import advice_lines, evidence_line, labels
-from ascend_doctor.render.base import verdict
+from ascend_doctor.render.base import headline, verdict
 
 MAX_ANNOTATIONS = 10
 GROUP_OVER = 3
@@ -39,7 +39,7 @@ def command(name: str, message: str, properties: dict[str, str] | None = None) -
 def annotation(finding: Finding, lang: str) -> str:
     """The finding's title, cause, fix and env remedies, placed on its first evidence line. Piped
     input is no file of the repository (unless --stdin-name names one): its title says "stdin"."""
-    properties = {"title": finding.rule.title.get(lang).strip()}
+    properties = {"title": headline(finding, lang)}
     if finding.evidence:
         first = finding.evidence[0]
         if first.path == STDIN_LABEL:
@@ -64,7 +64,7 @@ def commands_stopped(stream: TextIO) -> Iterator[None]:
 
 def evidence_block(finding: Finding, position: int, lang: str, token: str) -> list[str]:
     """The evidence lines inside a stop-commands fence, folded into a group when long."""
-    header = f"{position}. {finding.rule.title.get(lang).strip()} ({finding.rule.id})"
+    header = f"{position}. {headline(finding, lang)} ({finding.rule.id})"
     fenced = [f"::stop-commands::{token}", *map(evidence_line, finding.evidence), f"::{token}::"]
     if len(finding.evidence) > GROUP_OVER:
         return [

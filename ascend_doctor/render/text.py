@@ -8,7 +8,7 @@ from __future__ import annotations
 from typing import TextIO
 
 from ascend_doctor.model import Finding, Report
-from ascend_doctor.render.base import LABELS, printable, verdict
+from ascend_doctor.render.base import LABELS, headline, printable, verdict
 
 DETAILED = 3
 EVIDENCE_SHOWN = 5
@@ -63,7 +63,7 @@ class TextRenderer:
     ) -> list[Line]:
         rule = finding.rule
         lang = report.lang
-        head: Line = [(f"{position}. ", "bold"), (rule.title.get(lang), "bold")]
+        head: Line = [(f"{position}. ", "bold"), (headline(finding, lang), "bold")]
         if finding.related_to:
             head.append((f"  ({labels[finding.role]} {finding.related_to})", "dim"))
         confidence = labels["confidence"].format(value=finding.confidence)
