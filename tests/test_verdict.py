@@ -221,3 +221,14 @@ def test_beside_a_log_of_several_ranks_the_awaited_ranks_error_is_not_called_mis
     report, _ = diagnose_json(str(tmp_path / "rank0.log"), str(tmp_path / "all.log"))
     assert "not in these logs" not in report["verdict"]
     assert "no known Ascend error of rank 3 was found" in report["verdict"]
+
+
+def test_in_chinese_the_verdict_and_its_labels_use_full_width_punctuation(tmp_path: Path) -> None:
+    from tests.conftest import run_cli
+
+    log = tmp_path / "train.log"
+    log.write_text("step 1\n[rank3]: EL0004: Failed to allocate memory.\n")
+    first = run_cli("diagnose", "--lang", "zh", str(log)).stdout.splitlines()[0]
+    assert first.startswith("诊断：")
+    assert first.endswith(f"（{log}:2，rank 3）")
+    assert "(" not in first and ", " not in first

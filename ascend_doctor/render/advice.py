@@ -30,10 +30,11 @@ def advice_lines(finding: Finding, lang: str) -> list[str]:
     words = labels(lang)
     lines = [
         headline(finding, lang),
-        f"{words['cause']}: {rule.cause.get(lang).strip()}",
-        f"{words['fix']}: {rule.fix.get(lang).strip()}",
+        f"{words['cause']}{words['colon']}{rule.cause.get(lang).strip()}",
+        f"{words['fix']}{words['colon']}{rule.fix.get(lang).strip()}",
     ]
-    lines += [f"{words['env']}: {export_line(env)}  # {env.why.get(lang).strip()}" for env in finding.env]
+    for env in finding.env:
+        lines.append(f"{words['env']}{words['colon']}{export_line(env)}  # {env.why.get(lang).strip()}")
     return lines
 
 

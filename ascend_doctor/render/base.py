@@ -36,6 +36,7 @@ LABELS = {
         "info": "info",
         "stdin_line": "stdin, line {line}",
         "earlier_run": "earlier run, {days} day{s} before",
+        "colon": ": ",
     },
     "zh": {
         "diagnosis": "诊断",
@@ -58,6 +59,7 @@ LABELS = {
         "info": "提示",
         "stdin_line": "标准输入第 {line} 行",
         "earlier_run": "更早的一次运行，{days} 天前",
+        "colon": "：",
     },
 }
 MESSAGES = {
@@ -72,6 +74,9 @@ MESSAGES = {
         "rank": "rank",
         "file": "file",
         "rank_at": "rank {rank} ({path}:{line})",
+        "at": "{title} ({where})",
+        "then": "{title} — {started}",
+        "where_rank": "{path}:{line}, rank {rank}",
         "waiting": (
             "{count} rank(s) timed out waiting for rank {peer} (named in {lines} line(s)); "
             "its own error is not in these logs: diagnose rank {peer}'s log and plog"
@@ -93,11 +98,14 @@ MESSAGES = {
         "no_failure": "未发生故障：{title}。",
         "no_error": "未发现已知的昇腾故障原因；值得一看：{title}（{where}）。",
         "started": "首先出现在 {origin}；另有 {count} 个{unit}在等待它时超时",
-        "ranks": "rank",
+        "ranks": " rank ",
         "files": "文件",
-        "rank": "rank",
+        "rank": " rank ",
         "file": "文件",
         "rank_at": "rank {rank}（{path}:{line}）",
+        "at": "{title}（{where}）",
+        "then": "{title}——{started}",
+        "where_rank": "{path}:{line}，rank {rank}",
         "waiting": (
             "{count} 个 rank 在等待 rank {peer} 时超时（{lines} 行日志指向它）；"
             "这些日志中没有它自身的报错：请诊断 rank {peer} 的日志和 plog"
@@ -153,11 +161,12 @@ class Renderer(Protocol):
     def render(self, report: Report, stream: TextIO) -> None: ...
 
 
-def where(finding: Finding) -> str:
+def where(finding: Finding, report: Report) -> str:
     """`rank5.log:7, rank 5` for the first evidence line of a finding."""
     first = finding.evidence[0]
-    rank = f", rank {first.rank}" if first.rank is not None else ""
-    return f"{first.path}:{first.line}{rank}"
+    if first.rank is None:
+        return f"{first.path}:{first.line}"
+    return message(report, "where_rank", path=first.path, line=first.line, rank=first.rank)
 
 
 def spread(report: Report) -> str:
@@ -181,7 +190,7 @@ def spread(report: Report) -> str:
     origin = (
         message(report, "rank_at", rank=first.rank, path=first.path, line=first.line)
         if first.rank is not None
-        else where(top)
+        else where(top, report)
     )
     return message(report, "started", origin=origin, count=len(victims), unit=unit)
 
@@ -216,8 +225,10 @@ def verdict(report: Report) -> str:
     if top.rule.category in NOT_A_FAILURE and not ascend_causes:
         return message(report, top.rule.category, title=title)
     if top.rule.severity is Severity.WARNING:  # a warning is not why a job died
-        return message(report, "no_error", title=title, where=where(top))
+        return message(report, "no_error", title=title, where=where(top, report))
     if top.rule.severity is not Severity.ERROR:  # nor is a note (a line known to be harmless)
         return message(report, "nothing")
     started = spread(report)
-    return f"{title} — {started}" if started else f"{title} ({where(top)})"
+    if started:
+        return message(report, "then", title=title, started=started)
+    return message(report, "at", title=title, where=where(top, report))
