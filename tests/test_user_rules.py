@@ -66,7 +66,7 @@ def test_rules_test_fails_a_space_between_two_chinese_characters(tmp_path: Path)
     result = run_cli("rules", "test", str(rules_dir(tmp_path, text)))
     assert result.exit_code == 1
     assert "team.custom-loader-crash: prose:" in result.stdout
-    assert "cause.zh has a space between two CJK characters: '引 损'" in result.stdout
+    assert "cause.zh has a stray space in Chinese text: '引 损'" in result.stdout
     assert result.stdout.rstrip().endswith("1 prose problem(s): failed")
 
 
