@@ -203,16 +203,23 @@ def _parallel_jobs(items: Sequence[InputItem], options: ScanOptions) -> list[_Jo
     return jobs if sum(1 for item, _index, _part in jobs if not item.skip_reason) >= 2 else None
 
 
-def _earlier_runs_warning(earlier: EarlierRuns, records: Sequence[InputRecord]) -> str:
+def _earlier_runs_warning(earlier: EarlierRuns, records: Sequence[InputRecord], lang: str) -> str:
     from datetime import datetime
 
     start = datetime.fromtimestamp(earlier.latest_start).strftime("%Y-%m-%d %H:%M:%S")  # the logs' clock
     names = sorted(records[index].path for index in earlier.inputs)
+    hours = RUN_GAP / 3600
+    if lang == "zh":
+        shown = "、".join(names[:3]) + (f" 等 {len(names)} 个文件" if len(names) > 3 else "")
+        return (
+            f"输入包含不止一次运行：{shown} 中只有比最近一次运行的第一个错误（{start}）"
+            f"早 {hours:.0f} 小时以上的错误；只在这些文件中出现的问题排在最近一次运行的结果之后"
+        )
     shown = ", ".join(names[:3]) + (f" and {len(names) - 3} more" if len(names) > 3 else "")
     verb = "holds" if len(names) == 1 else "hold"
     return (
         f"the inputs span more than one run: {shown} {verb} only errors from over "
-        f"{RUN_GAP / 3600:.0f} hours before the latest run's first error ({start}); "
+        f"{hours:.0f} hours before the latest run's first error ({start}); "
         "what only they show is ranked after the latest run's findings"
     )
 
@@ -279,7 +286,7 @@ def diagnose(
     peer = waited_for(matches, rulebase.rules)
     earlier = earlier_runs(matches, rulebase.rules)
     if earlier is not None:
-        warnings.append(_earlier_runs_warning(earlier, records))
+        warnings.append(_earlier_runs_warning(earlier, records, options.lang))
     return Report(
         findings=rank(matches, rulebase.rules, peer, earlier),
         inputs=tuple(records),
