@@ -8,6 +8,7 @@ import sys
 from typing import Any
 
 import click
+from rich.cells import cell_len
 from rich.console import Console
 from rich.text import Text
 
@@ -81,23 +82,72 @@ def rules_list(rules_dirs: tuple[str, ...], fmt: str, category: str | None) -> N
 @click.argument("rule_id")
 @click.option("--rules", "rules_dirs", multiple=True, metavar="DIR", help="Also load the rules in DIR.")
 @click.option("--lang", type=click.Choice(LANGUAGES), default=None, help="Language (default: from LANG).")
-def rules_show(rule_id: str, rules_dirs: tuple[str, ...], lang: str | None) -> None:
-    """Show one rule, readable.
+@click.option("-v", "--verbose", is_flag=True, help="Also show the rule's patterns.")
+def rules_show(rule_id: str, rules_dirs: tuple[str, ...], lang: str | None, verbose: bool) -> None:
+    """Show one rule, readable: what it means, the fix, and where to read more.
 
     \b
     Example:
       ascend-doctor rules show memory.el0004-alloc-failed
+      ascend-doctor rules show memory.el0004-alloc-failed --verbose   # with its patterns
     """
     rule = load_rulebase(rules_dirs).find(rule_id)
     if rule is None:
         raise ConfigError(f"no rule with id {rule_id!r} (see: ascend-doctor rules list)")
-    print_rule(rule, lang or default_language())
+    print_rule(rule, lang or default_language(), verbose=verbose)
 
 
-def print_rule(rule: Rule, lang: str) -> None:
-    """The readable form of one rule, shared by `rules show` and `explain`."""
+FIELD_NAMES = {
+    "en": {
+        "category": "category",
+        "severity": "severity",
+        "confidence": "confidence",
+        "kind": "kind",
+        "codes": "codes",
+        "env vars": "env vars",
+        "cause": "cause",
+        "fix": "fix",
+        "env": "env",
+        "pattern": "pattern",
+        "source": "read more",
+        "defined in": "defined in",
+    },
+    "zh": {
+        "category": "类别",
+        "severity": "严重程度",
+        "confidence": "置信度",
+        "kind": "类型",
+        "codes": "错误码",
+        "env vars": "环境变量",
+        "cause": "原因",
+        "fix": "修复",
+        "env": "设置",
+        "pattern": "模式",
+        "source": "参考",
+        "defined in": "定义于",
+    },
+}
+
+
+def openable_sources(rule: Rule) -> list[str]:
+    """The rule's sources a user can open (links), each once. The others name the project's own
+    research notes (`knowledge §2 ...`, `seed 000 ...`), which a user does not have."""
+    return list(
+        dict.fromkeys(source for source in rule.sources if source.startswith(("https://", "http://")))
+    )
+
+
+def print_rule(rule: Rule, lang: str, verbose: bool = False) -> None:
+    """The readable form of one rule, shared by `rules show` and `explain`; patterns only when
+    `verbose`."""
     console = Console(markup=False, highlight=False, soft_wrap=not sys.stdout.isatty())
     console.print(Text(f"{rule.id}: {rule.title.get(lang)}", style="bold"))
+    names = FIELD_NAMES.get(lang, FIELD_NAMES["en"])
+
+    def field(name: str, value: str, style: str = "") -> None:
+        label = names[name] + ("：" if lang == "zh" else ":")
+        console.print(Text(f"  {label}{' ' * max(1, 12 - cell_len(label))}{value}", style=style))
+
     codes, env_vars = _codes_and_env_vars(rule)
     fields = [
         ("category", rule.category),
@@ -111,14 +161,14 @@ def print_rule(rule: Rule, lang: str) -> None:
     ]
     for name, value in fields:
         if value:
-            console.print(Text(f"  {name + ':':<12}{value}"))
+            field(name, value)
     for remedy in rule.env:
-        console.print(Text(f"  {'env:':<12}export {remedy.name}={remedy.value}   # {remedy.why.get(lang)}"))
-    for pattern in rule.patterns:
-        console.print(Text(f"  {'pattern:':<12}{pattern}"))
-    for source in rule.sources:
-        console.print(Text(f"  {'source:':<12}{source}"))
-    console.print(Text(f"  {'defined in:':<12}{rule.path}:{rule.line}", style="dim"))
+        field("env", f"export {remedy.name}={remedy.value}   # {remedy.why.get(lang)}")
+    for pattern in rule.patterns if verbose else ():
+        field("pattern", pattern)
+    for source in openable_sources(rule):
+        field("source", source)
+    field("defined in", f"{rule.path}:{rule.line}", style="dim")
 
 
 def _codes_and_env_vars(rule: Rule) -> tuple[list[str], list[str]]:
