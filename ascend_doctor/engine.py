@@ -12,7 +12,7 @@ from ascend_doctor.match.matcher import MAX_TIMEOUTS, PATTERN_TIMEOUT, Matcher
 from ascend_doctor.match.parts import Part, open_part, plan
 from ascend_doctor.match.pattern_search import alarm_clock
 from ascend_doctor.match.scanner import ScanResult, StreamScanner, long_lines_note
-from ascend_doctor.model import InputRecord, Match, Report, Rule
+from ascend_doctor.model import STDIN_LABEL, InputRecord, Match, Report, Rule
 from ascend_doctor.ranking import RUN_GAP, EarlierRuns, earlier_runs, rank, waited_for, waits
 from ascend_doctor.read import accelerator
 from ascend_doctor.read.events import rank_of_path
@@ -30,7 +30,7 @@ class ScanOptions(NamedTuple):
 
     engine: str = "auto"
     jobs: int = 1
-    stdin_name: str = "<stdin>"
+    stdin_name: str = STDIN_LABEL
     lang: str = "en"
 
 
@@ -238,16 +238,23 @@ def _parallel_jobs(items: Sequence[InputItem], options: ScanOptions) -> list[_Jo
     return jobs if sum(1 for item, _index, _part in jobs if not item.skip_reason) >= 2 else None
 
 
-def earlier_runs_warning(earlier: EarlierRuns, records: Sequence[InputRecord]) -> str:
-    from datetime import datetime, timezone
+def earlier_runs_warning(earlier: EarlierRuns, records: Sequence[InputRecord], lang: str = "en") -> str:
+    from datetime import datetime
 
-    start = datetime.fromtimestamp(earlier.latest_start, timezone.utc).strftime("%Y-%m-%d %H:%M:%S")
+    start = datetime.fromtimestamp(earlier.latest_start).strftime("%Y-%m-%d %H:%M:%S")  # the logs' clock
     names = sorted(records[index].path for index in earlier.inputs)
+    hours = RUN_GAP / 3600
+    if lang == "zh":
+        shown = "、".join(names[:3]) + (f" 等 {len(names)} 个文件" if len(names) > 3 else "")
+        return (
+            f"输入包含不止一次运行：{shown} 中只有比最近一次运行的第一个错误（{start}）"
+            f"早 {hours:.0f} 小时以上的错误；只在这些文件中出现的问题排在最近一次运行的结果之后"
+        )
     shown = ", ".join(names[:3]) + (f" and {len(names) - 3} more" if len(names) > 3 else "")
     verb = "holds" if len(names) == 1 else "hold"
     return (
         f"the inputs span more than one run: {shown} {verb} only errors from over "
-        f"{RUN_GAP / 3600:.0f} hours before the latest run's first error ({start}); "
+        f"{hours:.0f} hours before the latest run's first error ({start}); "
         "what only they show is ranked after the latest run's findings"
     )
 
@@ -335,7 +342,7 @@ def diagnose(
     peer = waited_for(matches, rules)
     earlier = earlier_runs(matches, rules)
     if earlier is not None:
-        warnings.append(earlier_runs_warning(earlier, records))
+        warnings.append(earlier_runs_warning(earlier, records, options.lang))
     fired = {match.rule_id for match in matches}
     return Report(
         findings=as_gpu_job(rank(matches, rules, peer, earlier), gpu_only(records, matches)),

@@ -38,6 +38,19 @@ class RuleError(AscendDoctorError):
         self.rule_id = rule_id
 
 
+class RuleErrors(AscendDoctorError):
+    """Every problem found in the rule files, one `file:line: rule ID: problem` line each, as a
+    compiler lists all its errors instead of stopping at the first."""
+
+    def __init__(self, problems: list[RuleError]) -> None:
+        lines = [str(problem) for problem in problems]
+        if len(problems) > 1:
+            files = len({problem.path for problem in problems})
+            lines.append(f"{len(problems)} problems in {files} rule file{'s' if files > 1 else ''}")
+        super().__init__("\n".join(lines))
+        self.problems = tuple(problems)
+
+
 class InputError(AscendDoctorError):
     """An input that cannot be diagnosed at all (for example every path is missing)."""
 

@@ -9,6 +9,9 @@ from __future__ import annotations
 from enum import Enum
 from typing import Any, NamedTuple
 
+# What stdin is called in a report unless --stdin-name names it: a label, not a path to link to.
+STDIN_LABEL = "<stdin>"
+
 
 class Severity(str, Enum):
     """How bad the cause is for the job."""
@@ -174,6 +177,7 @@ class Finding(NamedTuple):
     related_to: str | None = None
     also: tuple[str, ...] = ()
     env: tuple[EnvRemedy, ...] = ()
+    earlier_run: float | None = None  # only an earlier run showed it: seconds before the latest run
 
 
 class Report(NamedTuple):

@@ -257,7 +257,16 @@ def resolve_env(rule: Rule, evidence: Evidence) -> tuple[EnvRemedy, ...]:
     )
 
 
-def _finding(group: _Group, top: _Group, waited_on_top: bool) -> Finding:
+def _seconds_before(matches: Sequence[Match], earlier: EarlierRuns | None) -> float | None:
+    """For what only an earlier run showed: how long before the latest run's first error its last
+    error came."""
+    if earlier is None or not all(match.input_index in earlier.inputs for match in matches):
+        return None
+    stamps = [match.evidence.timestamp for match in matches if match.evidence.timestamp is not None]
+    return earlier.latest_start - max(stamps) if stamps else None
+
+
+def _finding(group: _Group, top: _Group, waited_on_top: bool, earlier: EarlierRuns | None) -> Finding:
     # What only an earlier run shows is no symptom or consequence of the latest run's failure.
     stale = group.earlier_run and not top.earlier_run
     role, related = ("cause", None) if stale else _role(group.rule, top.rule, waited_on_top)
@@ -274,6 +283,7 @@ def _finding(group: _Group, top: _Group, waited_on_top: bool) -> Finding:
         related_to=related,
         also=tuple(group.also),
         env=resolve_env(group.rule, next(m.evidence for m in matches if m.rule_id == group.rule.id)),
+        earlier_run=_seconds_before(matches, earlier) if stale else None,
     )
 
 
@@ -327,4 +337,4 @@ def rank(
         return ()
     top = groups[0]
     waited_on_top = peer is not None and any(match.evidence.rank == peer[0] for match in top.matches)
-    return tuple(_finding(group, top, waited_on_top) for group in groups)
+    return tuple(_finding(group, top, waited_on_top, earlier) for group in groups)

@@ -278,6 +278,15 @@ def test_a_mistyped_command_is_named_not_only_reported_as_a_missing_file() -> No
     assert "did you mean" not in run_cli("train.log").stderr
 
 
+def test_a_mistyped_command_is_a_usage_error_and_nothing_is_diagnosed(tmp_path: Path) -> None:
+    log = write(tmp_path, "x.log", OOM_LOG)
+    result = run_cli("diag", str(log))
+    assert (result.exit_code, result.stdout) == (2, "")
+    assert result.stderr == (
+        "ascend-doctor: error: 'diag' is not a file or a command; did you mean 'ascend-doctor diagnose'?\n"
+    )
+
+
 @pytest.mark.skipif(not hasattr(__import__("os"), "openpty"), reason="needs a pseudo-terminal")
 def test_on_a_terminal_color_flag_beats_no_color_and_no_color_env_is_obeyed(tmp_path: Path) -> None:
     import os
@@ -292,3 +301,19 @@ def test_on_a_terminal_color_flag_beats_no_color_and_no_color_env_is_obeyed(tmp_
 
     assert b"\x1b[1;31m" in shown("--color")
     assert b"\x1b[" not in shown()
+
+
+def test_stderr_follows_lang(tmp_path: Path) -> None:
+    (tmp_path / "empty.log").write_text("")
+    write(tmp_path, "train.log", OOM_LOG)
+    chinese = run_cli("diagnose", "--lang", "zh", str(tmp_path), str(tmp_path / "gone.log"))
+    assert chinese.exit_code == 2
+    assert f"ascend-doctor：已跳过 {tmp_path / 'empty.log'}：空文件" in chinese.stderr
+    assert f"ascend-doctor：已跳过 {tmp_path / 'gone.log'}：文件或目录不存在" in chinese.stderr
+    failed = run_cli("diagnose", "--lang", "zh", str(tmp_path / "gone.log"))
+    assert failed.stderr == f"ascend-doctor：错误：无法读取 {tmp_path / 'gone.log'}：文件或目录不存在\n"
+    english = run_cli("diagnose", "--lang", "en", str(tmp_path / "gone.log"))
+    assert (
+        english.stderr
+        == f"ascend-doctor: error: cannot read {tmp_path / 'gone.log'}: no such file or directory\n"
+    )

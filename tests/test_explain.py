@@ -145,13 +145,13 @@ def test_chinese_output() -> None:
 
 @pytest.mark.parametrize("fmt", ["text", "json"])
 def test_unknown_code_exits_2_and_suggests_the_nearest(fmt: str) -> None:
-    result = run_cli("explain", "EL0094", "--format", fmt)
+    result = run_cli("explain", "EL00004", "--format", fmt)
     assert result.exit_code == 2
     assert result.stdout == ""
     message = result.stderr.strip()
     assert "\n" not in message and "Traceback" not in message
     assert message.startswith("ascend-doctor: error: unknown")
-    assert "'EL0094'" in message
+    assert "'EL00004'" in message
     nearest = message.split("nearest known: ")[1].split(", ")
     assert "EL0004" in nearest and len(nearest) <= 3
 
@@ -160,6 +160,15 @@ def test_an_unknown_code_like_no_known_one_gets_no_far_fetched_suggestion() -> N
     result = run_cli("explain", "ZZ1234")
     assert result.exit_code == 2
     assert "nearest known" not in result.stderr and "ascend-doctor rules list" in result.stderr
+
+
+@pytest.mark.parametrize("code", ["0x7020014", "EL0094"])
+def test_a_code_one_digit_off_a_known_one_is_another_error_not_a_typo(code: str) -> None:
+    """Codes are numbered in sequence: 0x7020013 (a device that failed to open) is no hint for
+    0x7020014, and decimal 507014 shares digits with it but is not even of its form."""
+    result = run_cli("explain", code)
+    assert result.exit_code == 2
+    assert "nearest known" not in result.stderr and "see: ascend-doctor rules list" in result.stderr
 
 
 def test_a_code_with_two_digits_swapped_suggests_the_code_first() -> None:

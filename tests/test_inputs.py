@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import os
+import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -133,8 +135,34 @@ def test_plog_tree_only_error_lines_are_matched(tmp_path: Path) -> None:
     assert top["category"] == "aicore_exception"
     lines = {e["line"] for f in report["findings"] for e in f["evidence"]}
     assert lines == {3}, "INFO and EVENT plog lines are never matched"
-    assert top["evidence"][0]["text"].startswith("[ERROR] RUNTIME: kernel task happen error")
-    assert top["evidence"][0]["timestamp"] == pytest.approx(1733326373.009508)
+    assert top["evidence"][0]["text"] in {  # the plog's or the device log's line, of process 31337 or 31338
+        f"[ERROR] RUNTIME({pid},python):2024-12-04-15:32:53.009.508 [stream.cc:1000] "
+        "kernel task happen error, retCode=0x26, [aicore exception]."
+        for pid in (31337, 31338)
+    }
+
+
+@pytest.fixture()
+def in_beijing(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    """This process's local time zone is UTC+8 (POSIX form: no time zone database needed)."""
+    monkeypatch.setenv("TZ", "CST-8")
+    time.tzset()
+    yield
+    monkeypatch.undo()
+    time.tzset()
+
+
+def test_a_plog_time_is_local_time_and_a_time_with_a_zone_is_read_in_it(
+    tmp_path: Path, in_beijing: None
+) -> None:
+    plog = tmp_path / "plog-31337_20241204153250001.log"
+    plog.write_text(PLOG)
+    kubectl = tmp_path / "pod.log"
+    kubectl.write_text("2024-12-04T07:32:53.009508Z EL0004: Failed to allocate memory.\n")
+    report, _ = diagnose_json(str(plog), str(kubectl))
+    stamps = {f["category"]: f["evidence"][0]["timestamp"] for f in report["findings"]}
+    utc = 1733297573.009508  # 2024-12-04 07:32:53.009508 UTC, 15:32:53 in Beijing
+    assert stamps == {"aicore_exception": pytest.approx(utc), "device_out_of_memory": pytest.approx(utc)}
 
 
 def test_an_old_plog_left_in_the_tree_does_not_outrank_this_runs_failure(tmp_path: Path) -> None:
@@ -146,6 +174,19 @@ def test_an_old_plog_left_in_the_tree_does_not_outrank_this_runs_failure(tmp_pat
     assert report["findings"][0]["category"] == "device_out_of_memory"
     assert report["findings"][1]["category"] == "aicore_exception"
     assert "plog-31337_20241201090000000.log holds only errors from over 24 hours before" in result.stderr
+
+
+def test_a_finding_of_an_earlier_run_says_so_in_the_report_not_only_on_stderr(tmp_path: Path) -> None:
+    plog = tmp_path / "log" / "debug" / "plog"
+    plog.mkdir(parents=True)
+    (plog / "plog-31337_20241201090000000.log").write_text(PLOG.replace("2024-12-04", "2024-11-30"))
+    (tmp_path / "log" / "train.log").write_text(f"[2024-12-04 15:32:50,120] INFO: step 1\n{OOM}")
+    report, _ = diagnose_json(str(tmp_path / "log"))
+    marks = {f["category"]: f["earlier_run"] for f in report["findings"]}
+    assert marks["device_out_of_memory"] is None
+    assert marks["aicore_exception"]["note"] == "earlier run, 4 days before"
+    text = run_cli("diagnose", str(tmp_path / "log")).stdout
+    assert "(earlier run, 4 days before)" in text
 
 
 def test_an_old_log_of_the_awaited_rank_is_still_of_an_earlier_run(tmp_path: Path) -> None:

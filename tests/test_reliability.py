@@ -379,19 +379,19 @@ BROKEN = {
     # case: (file content, line in the message (0: none), rule id named, message fragment)
     "category is a list": (
         GOOD_RULE.replace("category: not_ascend", "category: [not_ascend]"),
-        2,
+        3,  # the line of the key that is wrong
         RULE_ID,
         "category",
     ),
     "severity is a set": (
         GOOD_RULE.replace("severity: error", "severity: !!set {a, b}"),
-        2,
+        4,
         RULE_ID,
         "severity",
     ),
     "severity is binary": (
         GOOD_RULE.replace("severity: error", "severity: !!binary aGk="),
-        2,
+        4,
         RULE_ID,
         "severity",
     ),

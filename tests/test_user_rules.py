@@ -58,6 +58,18 @@ def test_rules_test_reports_a_miss(tmp_path: Path) -> None:
     assert "team.custom-loader-crash: missed: match[0]" in result.stdout
 
 
+def test_rules_test_fails_a_space_between_two_chinese_characters(tmp_path: Path) -> None:
+    folded = (
+        "    cause:\n      en: The shard index is corrupt.\n      zh: >-\n        分片索引\n        损坏。\n"
+    )
+    text = GOOD_RULE.replace("    cause: {en: The shard index is corrupt., zh: 分片索引损坏。}\n", folded)
+    result = run_cli("rules", "test", str(rules_dir(tmp_path, text)))
+    assert result.exit_code == 1
+    assert "team.custom-loader-crash: prose:" in result.stdout
+    assert "cause.zh has a stray space in Chinese text: '引 损'" in result.stdout
+    assert result.stdout.rstrip().endswith("1 prose problem(s): failed")
+
+
 BROKEN = {
     "unknown key": (
         GOOD_RULE.replace("    severity: error", "    severity: error\n    colour: red"),
@@ -113,6 +125,59 @@ def test_a_pattern_the_regex_module_itself_fails_on_is_a_rule_error(
     assert "Traceback" not in result.stderr and "internal error" not in result.stderr
     assert result.stderr.startswith(f"ascend-doctor: error: {tmp_path / 'rules' / 'team.yaml'}")
     assert "patterns[0] cannot be compiled: the regex module failed (AttributeError" in result.stderr
+
+
+def test_every_problem_of_every_rule_file_is_reported_at_once_with_its_line(tmp_path: Path) -> None:
+    second = GOOD_RULE.replace("team.custom-loader-crash", "team.second").replace("rules:\n", "")
+    broken = GOOD_RULE.replace("not_ascend", "gremlins").replace("(?P<shard>", "(?P<shard") + second.replace(
+        "severity: error", "severity: fatal\n    colour: red"
+    )
+    directory = rules_dir(tmp_path, broken)
+    (directory / "zz.yaml").write_text("rules: [\n", encoding="utf-8")
+    log = tmp_path / "a.log"
+    log.write_text("hello\n")
+    result = run_cli("diagnose", "--rules", str(directory), str(log))
+    assert result.exit_code == 2
+    team, other = directory / "team.yaml", directory / "zz.yaml"
+    lines = result.stderr.splitlines()
+    assert lines[:4] == [
+        f"ascend-doctor: error: {team}:3: rule team.custom-loader-crash: unknown category 'gremlins'"
+        " (see ascend_doctor/rulebase/taxonomy.yaml)",
+        f"{team}:8: rule team.custom-loader-crash: patterns[0] is not a valid regex:"
+        " bad character in group name at position 34",
+        f"{team}:14: rule team.second: 'severity' is 'fatal'; expected one of error, warning, info",
+        f"{team}:15: rule team.second: unknown key 'colour' (allowed: id, category, severity, title,"
+        " cause, fix, patterns, examples, confidence, kind, env, codes, sources, aliases)",
+    ]
+    assert lines[4].startswith(f"{other}:2: invalid YAML: ")
+    assert lines[5:] == ["5 problems in 2 rule files"]
+
+
+def test_rules_test_of_the_bundled_rules_warns_about_nothing(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A clean install's own rules pass without a warning (slowness aside: that is timing, the clock
+    is stopped here)."""
+    from ascend_doctor.match import selfcheck
+
+    monkeypatch.setattr(selfcheck, "_clock", lambda: 0.0)
+    result = run_cli("rules", "test")
+    assert result.exit_code == 0
+    assert result.stderr == ""
+
+
+@pytest.mark.parametrize(
+    ("word", "warned"), [("graph", True), ("shardfault", False)], ids=["of many logs", "of this failure only"]
+)
+def test_a_plain_word_literal_is_common_when_other_rules_lines_hold_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, word: str, warned: bool
+) -> None:
+    from ascend_doctor.match import selfcheck
+
+    monkeypatch.setattr(selfcheck, "_clock", lambda: 0.0)
+    text = GOOD_RULE.replace("'ShardIndexCorrupt: (?P<shard>[\\w-]+)'", f"'\\b{word}\\b'")
+    text = text.replace("ShardIndexCorrupt: part-0007", "graph shardfault: part-0007")
+    result = run_cli("rules", "test", str(rules_dir(tmp_path, text)))
+    assert result.exit_code == 0, result.stdout
+    assert (f"common-literal: patterns[0] is looked for by '{word}'" in result.stderr) is warned
 
 
 def test_duplicate_id_names_both_places(tmp_path: Path) -> None:

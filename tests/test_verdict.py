@@ -332,3 +332,14 @@ def test_no_rank_is_called_silent_unless_exactly_one_is(tmp_path: Path, silent: 
     report, _ = diagnose_json(str(_socket_timeouts(tmp_path, range(8), silent)))
     assert report["findings"][0]["category"] == "hccl_timeout"
     assert "shows no error" not in report["verdict"]
+
+
+def test_in_chinese_the_verdict_and_its_labels_use_full_width_punctuation(tmp_path: Path) -> None:
+    from tests.conftest import run_cli
+
+    log = tmp_path / "train.log"
+    log.write_text("step 1\n[rank3]: EL0004: Failed to allocate memory.\n")
+    first = run_cli("diagnose", "--lang", "zh", str(log)).stdout.splitlines()[0]
+    assert first.startswith("诊断：")
+    assert first.endswith(f"（{log}:2，rank 3）")
+    assert "(" not in first and ", " not in first

@@ -17,6 +17,7 @@ from ascend_doctor.read.sources import STDIN
 from ascend_doctor.render import RENDERERS
 
 DEBUG_KEY = "ascend_doctor.debug"
+LANG_KEY = "ascend_doctor.lang"
 DIAGNOSE_EPILOG = """\b
 Examples:
   ascend-doctor diagnose train.log
@@ -54,7 +55,7 @@ class _DefaultsToDiagnose(click.Group):
         except (click.exceptions.Exit, click.ClickException, SystemExit):
             raise
         except BaseException as exc:
-            code = failure_code(exc, debug=ctx.meta.get(DEBUG_KEY, False))
+            code = failure_code(exc, ctx.meta.get(DEBUG_KEY, False), ctx.meta.get(LANG_KEY))
             if code is None:
                 raise
             ctx.exit(code)
@@ -160,7 +161,8 @@ def cli() -> None:
 )
 def diagnose_command(**options: Any) -> None:
     """Diagnose log files, directories (CANN plog trees included) or stdin ('-')."""
-    click.get_current_context().meta[DEBUG_KEY] = options["debug"]
+    meta = click.get_current_context().meta
+    meta[DEBUG_KEY], meta[LANG_KEY] = options["debug"], options["lang"]
     sys.exit(run_diagnose(DiagnoseRequest(**options)))  # the options are named as its fields
 
 

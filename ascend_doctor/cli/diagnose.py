@@ -14,6 +14,7 @@ from collections.abc import Sequence
 from contextlib import nullcontext
 from typing import Any, TextIO
 
+from ascend_doctor.cli.messages import reason_in, say_in
 from ascend_doctor.cli.request import COMMANDS, DiagnoseRequest
 from ascend_doctor.config import (
     cpu_count,
@@ -71,17 +72,18 @@ def run_guarded(request: DiagnoseRequest) -> int:
     try:
         return run_diagnose(request)
     except BaseException as exc:
-        code = failure_code(exc, request.debug)
+        code = failure_code(exc, request.debug, request.lang)
         if code is None:
             raise
         return code
 
 
-def failure_code(exc: BaseException, debug: bool) -> int | None:
-    """Say why a run failed and return its exit code; None when the exception must propagate
-    (`--debug`, or an exit that is not a failure)."""
+def failure_code(exc: BaseException, debug: bool, lang: str | None = None) -> int | None:
+    """Say why a run failed (in `lang`, else the environment's language) and return its exit code;
+    None when the exception must propagate (`--debug`, or an exit that is not a failure)."""
+    lang = lang or default_language()
     if isinstance(exc, KeyboardInterrupt):
-        say("\nascend-doctor: interrupted")
+        say(say_in(lang, "interrupted"))
         return int(ExitCode.INTERRUPTED)
     if isinstance(exc, BrokenPipeError):
         silence_stdout()
@@ -89,34 +91,31 @@ def failure_code(exc: BaseException, debug: bool) -> int | None:
     if debug or not isinstance(exc, Exception):
         return None
     if isinstance(exc, AscendDoctorError):
-        say(f"ascend-doctor: error: {exc}")
+        say(say_in(lang, "error", message=exc))
         return int(exc.exit_code)
     if isinstance(exc, OSError):
         silence_stdout()
-        say(f"ascend-doctor: error: cannot write the output: {exc.strerror or exc}")
+        reason = say_in(lang, "cannot_write_output", reason=exc.strerror or exc)
+        say(say_in(lang, "error", message=reason))
         return int(ExitCode.ERROR)
-    say(
-        f"ascend-doctor: internal error: {type(exc).__name__}: {exc} "
-        "(run again with --debug for the traceback, and please report it)"
-    )
+    say(say_in(lang, "internal", error=f"{type(exc).__name__}: {exc}"))
     return int(ExitCode.ERROR)
 
 
 def run_diagnose(request: DiagnoseRequest) -> int:
     """Load the rules, scan the inputs, write the report; the exit code says what was found."""
     require_engine(request.engine)
+    lang = request.lang or default_language()
+    _refuse_a_mistyped_command(request.paths, lang)
     rulebase = load_rulebase(request.rules_dirs, use_cache=not request.no_cache)
-    targets = resolve_paths(request.paths)
+    targets = resolve_paths(request.paths, lang)
     items = expand(targets)
-    _check_output(request.output, items)
+    _check_output(request.output, items, lang)
     if STDIN in targets and stdin_is_terminal():
-        say("ascend-doctor: reading the log from the terminal: paste it, then press Ctrl-D")
+        say(say_in(lang, "terminal"))
     tee = _tee_input(targets) if request.tee else None
     options = ScanOptions(
-        engine=request.engine,
-        jobs=request.jobs or cpu_count(),
-        stdin_name=request.stdin_name,
-        lang=request.lang or default_language(),
+        engine=request.engine, jobs=request.jobs or cpu_count(), stdin_name=request.stdin_name, lang=lang
     )
     # With --tee, stdout carries the log: a progress bar would be drawn into it.
     with byte_progress() if tee is None else nullcontext() as progress:
@@ -125,10 +124,9 @@ def run_diagnose(request: DiagnoseRequest) -> int:
     if tee is not None:
         tee.drain()
     report = report._replace(node=request.node or node_name(), utc_offset=utc_offset())
-    _suggest_a_command(request.paths, report)
-    require_something_read(report, implicit_stdin=not request.paths)
-    notify_inputs(report)
-    _suggest_fast_engine(report, request.engine)
+    require_something_read(report, not request.paths, lang)
+    notify_inputs(report, lang)
+    _suggest_fast_engine(report, request.engine, lang)
     code = exit_code(report, request.fail_on, request.exit_zero, _unreadable_named(report, request.paths))
     write_report(report, request, rulebase.rules, sys.stderr if tee is not None else sys.stdout)
     return int(code)
@@ -143,10 +141,11 @@ def write_report(
     color = request.color
     if color is None and no_color_requested():
         color = False
+    lang = report.lang
     try:
         _write(report, request, color, rules, screen)
         if request.fmt == "text" and in_github_actions():
-            _annotate_github_job(report)
+            _annotate_github_job(report, lang)
     except BrokenPipeError:
         silence_stdout()
 
@@ -180,69 +179,58 @@ def _unreadable_named(report: Report, paths: Sequence[str]) -> bool:
     )
 
 
-def notify_inputs(report: Report) -> None:
+def notify_inputs(report: Report, lang: str = "en") -> None:
     """Say on stderr what was skipped and what was noted."""
     skipped = [record for record in report.inputs if record.skipped]
     for record in skipped[:MAX_SKIP_NOTICES]:
-        say(f"ascend-doctor: skipped {record.path}: {record.reason}")
+        say(say_in(lang, "skipped", path=record.path, reason=reason_in(lang, record.reason)))
     if len(skipped) > MAX_SKIP_NOTICES:
-        say(
-            f"ascend-doctor: ... and {len(skipped) - MAX_SKIP_NOTICES} more skipped "
-            "(see --format json for the full list)"
-        )
+        say(say_in(lang, "more_skipped", count=len(skipped) - MAX_SKIP_NOTICES))
     for record in report.inputs:
         for note in record.notes:
-            say(f"ascend-doctor: note: {record.path}: {note}")
+            say(say_in(lang, "note", path=record.path, note=reason_in(lang, note)))
     for warning in report.warnings:
-        say(f"ascend-doctor: warning: {warning}")
+        say(say_in(lang, "warning", warning=warning))
 
 
-def _suggest_fast_engine(report: Report, engine: str) -> None:
+def _suggest_fast_engine(report: Report, engine: str, lang: str) -> None:
     """Point a user without hyperscan, who read a big input, at the extra that reads it ~10x faster."""
     if engine != "auto":
         return
     size = sum(record.size for record in report.inputs)
     if size < FAST_ENGINE_HINT or hyperscan_available():
         return
-    say(
-        f"ascend-doctor: note: {size / 1e6:,.0f} MB were read without hyperscan, at about 30 MB/s "
-        "per core; `pip install 'ascend-doctor[fast]'` (hyperscan, with wheels for x86-64 and aarch64 "
-        "Linux) reads logs about ten times faster, with the same findings"
-    )
+    say(say_in(lang, "fast_engine", megabytes=size / 1e6))
 
 
-def _suggest_a_command(paths: Sequence[str], report: Report) -> None:
-    """A mistyped command (`explian EL0004`) was taken for a missing file: name the command."""
-    missing = [record.path for record in report.inputs if record.reason == "no such file or directory"]
-    if not paths or paths[0] not in missing:
+def _refuse_a_mistyped_command(paths: Sequence[str], lang: str) -> None:
+    """A mistyped command (`diag x.log`, `explian EL0004`) would be taken for a missing file and
+    the rest diagnosed: it is a usage error naming the command, before anything is read. Only a
+    bare word is a command: `rules.log` or `logs/rank0` missing is a missing file."""
+    if not paths or not paths[0].isalpha() or os.path.lexists(paths[0]):
         return
     from difflib import get_close_matches
 
     for command in get_close_matches(paths[0], COMMANDS, n=1):
-        say(
-            f"ascend-doctor: '{paths[0]}' is not a file or a command; did you mean 'ascend-doctor {command}'?"
-        )
+        raise ConfigError(say_in(lang, "mistyped", word=paths[0], command=command))
 
 
-def require_something_read(report: Report, implicit_stdin: bool) -> None:
+def require_something_read(report: Report, implicit_stdin: bool, lang: str = "en") -> None:
     """Nothing readable at all is an input error, not an empty report."""
     if any(not record.skipped for record in report.inputs):
         return
     if not report.inputs:  # only directories with no file in them
-        raise InputError("nothing to read: no file was found in the directories given")
+        raise InputError(say_in(lang, "no_file_in_dirs"))
     if len(report.inputs) == 1:
         record = report.inputs[0]
         if implicit_stdin and record.reason == EMPTY_STDIN:  # a CI step with no path and no pipe
-            raise InputError(
-                "no log given, and nothing came in on standard input: pass a log file or directory, "
-                "or '-' with a pipe"
-            )
-        raise InputError(f"cannot read {record.path}: {record.reason}")
-    notify_inputs(report)
-    raise InputError(f"nothing to read: all {len(report.inputs)} input(s) were skipped")
+            raise InputError(say_in(lang, "no_log"))
+        raise InputError(say_in(lang, "cannot_read", path=record.path, reason=reason_in(lang, record.reason)))
+    notify_inputs(report, lang)
+    raise InputError(say_in(lang, "all_skipped", count=len(report.inputs)))
 
 
-def _check_output(output: str, items: Sequence[InputItem]) -> None:
+def _check_output(output: str, items: Sequence[InputItem], lang: str) -> None:
     """Refuse, before a long scan, an output that cannot be written or must not be. `-o` naming a
     file that is to be read (by its name, through a link, or in a directory scanned) would replace
     a log with its report. An empty file, or a report of an earlier run found in a directory, may
@@ -254,10 +242,10 @@ def _check_output(output: str, items: Sequence[InputItem]) -> None:
     except OSError:
         return
     if stat.S_ISDIR(info.st_mode):
-        raise InputError(f"cannot write {output}: it is a directory")
+        raise InputError(say_in(lang, "output_is_dir", path=output))
     for item in items:
         if item.identity == (info.st_dev, info.st_ino) and not item.skip_reason and not _earlier_report(item):
-            raise InputError(f"the output {output} is one of the logs to diagnose: choose another --output")
+            raise InputError(say_in(lang, "output_is_log", path=output))
 
 
 def _earlier_report(item: InputItem) -> bool:
@@ -268,19 +256,15 @@ def _earlier_report(item: InputItem) -> bool:
         return False
 
 
-def resolve_paths(paths: Sequence[str]) -> list[str]:
+def resolve_paths(paths: Sequence[str], lang: str = "en") -> list[str]:
     if paths:
         return list(paths)
     if not stdin_is_terminal():
         return [STDIN]
     places = default_log_places()
     if not places:
-        raise InputError(
-            "no log given and no CANN log directory found "
-            "($ASCEND_PROCESS_LOG_PATH, ~/ascend/log, /root/ascend/log, /var/log/npu/slog); "
-            "pass a file, a directory or '-' for stdin"
-        )
-    say(f"ascend-doctor: scanning {', '.join(places)}")
+        raise InputError(say_in(lang, "no_places"))
+    say(say_in(lang, "scanning", places=", ".join(places)))
     return places
 
 
@@ -298,13 +282,16 @@ def _write(
         with open(request.output, "w", encoding="utf-8") as handle:
             renderer.render(report, handle)
     except OSError as exc:
-        raise InputError(f"cannot write {request.output}: {exc.strerror or exc}") from None
+        raise InputError(
+            say_in(report.lang, "cannot_write", path=request.output, reason=exc.strerror or exc)
+        ) from None
 
 
 def _write_screen(renderer: Any, report: Report, stream: TextIO | None) -> None:
-    name = "standard error" if stream is not None and stream is sys.stderr else "standard output"
+    names = {"zh": ("标准错误", "标准输出")}.get(report.lang, ("standard error", "standard output"))
+    name = names[0] if stream is not None and stream is sys.stderr else names[1]
     if stream is None:
-        raise InputError(f"cannot write the report: {name} is closed (use -o FILE)")
+        raise InputError(say_in(report.lang, "stdout_closed", stream=name))
     # In Actions the text report is the job log: a path, or a log line wrapped at the terminal
     # width, could start a line with `::` and run as a workflow command.
     actions_log = renderer.name == "text" and in_github_actions()
@@ -316,7 +303,9 @@ def _write_screen(renderer: Any, report: Report, stream: TextIO | None) -> None:
         raise
     except OSError as exc:  # a full disk, or a device that refuses writes
         silence_stdout()
-        raise InputError(f"cannot write the report to {name}: {exc.strerror or exc}") from None
+        raise InputError(
+            say_in(report.lang, "stdout_failed", stream=name, reason=exc.strerror or exc)
+        ) from None
 
 
 def _commands_stopped(stream: TextIO) -> Any:
@@ -331,7 +320,7 @@ def _renderer(fmt: str, color: bool, fail_on: str, rules: Sequence[Rule]) -> Any
     return renderer_class(**options.get(renderer_class.name, {}))
 
 
-def _annotate_github_job(report: Report) -> None:
+def _annotate_github_job(report: Report, lang: str) -> None:
     """In GitHub Actions the text report also annotates the job and appends the job summary."""
     RENDERERS["github"]().render(report, sys.stdout)
     summary = github_step_summary()
@@ -342,7 +331,7 @@ def _annotate_github_job(report: Report) -> None:
             room = max(0, STEP_SUMMARY_LIMIT - os.fstat(handle.fileno()).st_size)
             RENDERERS["markdown"](max_bytes=room).render(report, handle)
     except OSError as exc:
-        say(f"ascend-doctor: warning: cannot write the job summary {summary}: {exc.strerror or exc}")
+        say(say_in(lang, "no_summary", path=summary, reason=exc.strerror or exc))
 
 
 def silence_stdout() -> None:

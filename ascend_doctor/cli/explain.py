@@ -152,16 +152,36 @@ def _rules_about(rulebase: RuleBase, var: EnvVar) -> list[Rule]:
 
 # How alike a known name must be to be suggested: at 0.5, ZZ1234 got 107023 (three digits shared).
 SUGGEST_CUTOFF = 0.6
+# An error code: letters (EL, ERR, 0X), then digits.
+_CODE_FORM = regex.compile(r"(?:0X|[A-Z]*)[0-9A-F]*[0-9][0-9A-F]*")
+
+
+def _typo_of(query: str, name: str) -> bool:
+    """Whether a known code could be what a code was meant to be: two neighbours swapped (EL0040 for
+    EL0004), or one character more or fewer (EL00004). One character changed is not: codes are
+    numbered in sequence, so 0x7020013 beside 0x7020014, or EL0009 beside EL0094, is another error."""
+    if len(query) == len(name):
+        differ = [i for i, (a, b) in enumerate(zip(query, name)) if a != b]
+        if len(differ) != 2 or differ[1] != differ[0] + 1:
+            return False
+        first, second = differ
+        return query[first] == name[second] and query[second] == name[first]
+    shorter, longer = sorted((query, name), key=len)
+    return len(longer) - len(shorter) == 1 and any(
+        longer[:i] + longer[i + 1 :] == shorter for i in range(len(longer))
+    )
 
 
 def _suggestions(rulebase: RuleBase, code: str) -> list[str]:
     known = {c for rule in rulebase.rules for c in rule.codes}
     known |= {name for rule in rulebase.rules for name in (rule.id, *rule.aliases)}
     known |= set(env_var_names())
-    by_upper = {k.upper(): k for k in known}
     query = _normal(code)
+    by_upper = {k.upper(): k for k in known}
+    if _CODE_FORM.fullmatch(query):
+        return sorted(by_upper[name] for name in by_upper if _typo_of(query, name))[:3]
     close = difflib.get_close_matches(query, list(by_upper), n=len(by_upper), cutoff=SUGGEST_CUTOFF)
-    # Among names alike, one with the very same characters (EL0004 for EL0040: two swapped) first.
+    # Among names alike, one with the very same characters (two swapped) first.
     close.sort(
         key=lambda name: (sorted(name) != sorted(query), -difflib.SequenceMatcher(None, query, name).ratio())
     )

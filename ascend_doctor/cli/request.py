@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
+from ascend_doctor.model import STDIN_LABEL
+
 COMMANDS = ("diagnose", "check", "explain", "rules", "run", "merge", "collect")
 FAIL_ON = ("error", "warning", "info", "never")
 ENGINES = ("auto", "python", "hyperscan")
@@ -26,7 +28,7 @@ class DiagnoseRequest(NamedTuple):
     fail_on: str = "error"
     exit_zero: bool = False
     color: bool | None = None
-    stdin_name: str = "<stdin>"
+    stdin_name: str = STDIN_LABEL
     engine: str = "auto"
     jobs: int | None = None
     no_cache: bool = False

@@ -8,6 +8,7 @@ import sys
 from typing import Any
 
 import click
+from rich.cells import cell_len
 from rich.console import Console
 from rich.text import Text
 
@@ -18,6 +19,7 @@ from ascend_doctor.match.selfcheck import check_rules
 from ascend_doctor.model import Rule, plain
 from ascend_doctor.rulebase.knowledge import find_env_var
 from ascend_doctor.rulebase.load import bundled_rules_dir, load_rulebase, rule_files
+from ascend_doctor.rulebase.prose import prose_problems
 
 
 def rule_dict(rule: Rule) -> dict[str, Any]:
@@ -80,35 +82,72 @@ def rules_list(rules_dirs: tuple[str, ...], fmt: str, category: str | None) -> N
 @click.argument("rule_id")
 @click.option("--rules", "rules_dirs", multiple=True, metavar="DIR", help="Also load the rules in DIR.")
 @click.option("--lang", type=click.Choice(LANGUAGES), default=None, help="Language (default: from LANG).")
-def rules_show(rule_id: str, rules_dirs: tuple[str, ...], lang: str | None) -> None:
-    """Show one rule, readable.
+@click.option("-v", "--verbose", is_flag=True, help="Also show the rule's patterns.")
+def rules_show(rule_id: str, rules_dirs: tuple[str, ...], lang: str | None, verbose: bool) -> None:
+    """Show one rule, readable: what it means, the fix, and where to read more.
 
     \b
     Example:
       ascend-doctor rules show memory.el0004-alloc-failed
+      ascend-doctor rules show memory.el0004-alloc-failed --verbose   # with its patterns
     """
     rule = load_rulebase(rules_dirs).find(rule_id)
     if rule is None:
         raise ConfigError(f"no rule with id {rule_id!r} (see: ascend-doctor rules list)")
-    print_rule(rule, lang or default_language())
+    print_rule(rule, lang or default_language(), verbose=verbose)
 
 
-# Sources that name the project's own research notes, which a user cannot open.
-_INTERNAL_SOURCES = ("knowledge", "seed ", "cann-error-codes")
+FIELD_NAMES = {
+    "en": {
+        "category": "category",
+        "severity": "severity",
+        "confidence": "confidence",
+        "kind": "kind",
+        "codes": "codes",
+        "env vars": "env vars",
+        "cause": "cause",
+        "fix": "fix",
+        "env": "env",
+        "pattern": "pattern",
+        "source": "read more",
+        "defined in": "defined in",
+    },
+    "zh": {
+        "category": "类别",
+        "severity": "严重程度",
+        "confidence": "置信度",
+        "kind": "类型",
+        "codes": "错误码",
+        "env vars": "环境变量",
+        "cause": "原因",
+        "fix": "修复",
+        "env": "设置",
+        "pattern": "模式",
+        "source": "参考",
+        "defined in": "定义于",
+    },
+}
 
 
-def public_sources(sources: tuple[str, ...]) -> list[str]:
-    """The sources a reader can look up (links, documents), each once."""
+def openable_sources(rule: Rule) -> list[str]:
+    """The rule's sources a user can open (links), each once. The others name the project's own
+    research notes (`knowledge §2 ...`, `seed 000 ...`), which a user does not have."""
     return list(
-        dict.fromkeys(s.strip() for s in sources if not s.strip().lower().startswith(_INTERNAL_SOURCES))
+        dict.fromkeys(source for source in rule.sources if source.startswith(("https://", "http://")))
     )
 
 
-def print_rule(rule: Rule, lang: str, patterns: bool = True) -> None:
-    """The readable form of one rule, shared by `rules show` and `explain` (which shows the
-    patterns only when asked: they are regexes, for rule authors)."""
+def print_rule(rule: Rule, lang: str, verbose: bool = False) -> None:
+    """The readable form of one rule, shared by `rules show` and `explain`; patterns only when
+    `verbose`."""
     console = Console(markup=False, highlight=False, soft_wrap=not sys.stdout.isatty())
     console.print(Text(f"{rule.id}: {rule.title.get(lang)}", style="bold"))
+    names = FIELD_NAMES.get(lang, FIELD_NAMES["en"])
+
+    def field(name: str, value: str, style: str = "") -> None:
+        label = names[name] + ("：" if lang == "zh" else ":")
+        console.print(Text(f"  {label}{' ' * max(1, 12 - cell_len(label))}{value}", style=style))
+
     codes, env_vars = _codes_and_env_vars(rule)
     fields = [
         ("category", rule.category),
@@ -122,14 +161,14 @@ def print_rule(rule: Rule, lang: str, patterns: bool = True) -> None:
     ]
     for name, value in fields:
         if value:
-            console.print(Text(f"  {name + ':':<12}{value}"))
+            field(name, value)
     for remedy in rule.env:
-        console.print(Text(f"  {'env:':<12}export {remedy.name}={remedy.value}   # {remedy.why.get(lang)}"))
-    for pattern in rule.patterns if patterns else ():
-        console.print(Text(f"  {'pattern:':<12}{pattern}"))
-    for source in public_sources(rule.sources):
-        console.print(Text(f"  {'source:':<12}{source}"))
-    console.print(Text(f"  {'defined in:':<12}{rule.path}:{rule.line}", style="dim"))
+        field("env", f"export {remedy.name}={remedy.value}   # {remedy.why.get(lang)}")
+    for pattern in rule.patterns if verbose else ():
+        field("pattern", pattern)
+    for source in openable_sources(rule):
+        field("source", source)
+    field("defined in", f"{rule.path}:{rule.line}", style="dim")
 
 
 def _codes_and_env_vars(rule: Rule) -> tuple[list[str], list[str]]:
@@ -154,7 +193,10 @@ def _codes_and_env_vars(rule: Rule) -> tuple[list[str], list[str]]:
     show_default=True,
 )
 def rules_test(directory: str | None, engine: str) -> None:
-    """Run every rule's match / no_match examples; exit 1 on any miss.
+    """Run every rule's match / no_match examples and check its prose; exit 1 on any miss.
+
+    A space between two Chinese characters in a title, cause, fix or env reason fails too (a
+    line break inside a YAML `>-` block becomes one).
 
     Without DIR the bundled rules are tested; with DIR only the rules in DIR.
 
@@ -169,14 +211,19 @@ def rules_test(directory: str | None, engine: str) -> None:
     inside = directory is not None and os.path.commonpath([os.path.realpath(directory), shipped]) == shipped
     rulebase = load_rulebase([directory] if directory else (), bundled=not inside, use_cache=False)
     own = set(rule_files(directory)) if directory else set(rulebase.files)
-    result = check_rules(tuple(rule for rule in rulebase.rules if rule.path in own), engine)
+    tested = tuple(rule for rule in rulebase.rules if rule.path in own)
+    result = check_rules(tested, engine, others=rulebase.rules)
     for problem in result.failures:
         click.echo(f"FAIL {problem.rule_id}: {problem.kind}: {problem.detail}")
+    prose = [(rule, problem) for rule in tested for problem in prose_problems(rule)]
+    for rule, problem in prose:
+        click.echo(f"FAIL {rule.id}: prose: {rule.path}:{rule.line}: {problem}")
     for problem in result.warnings:
         click.echo(f"warning {problem.rule_id}: {problem.kind}: {problem.detail}", err=True)
-    status = "passed" if result.ok else "failed"
+    ok = result.ok and not prose
+    prose_note = f", {len(prose)} prose problem(s)" if prose else ""
     click.echo(
         f"{result.examples - len(result.failures)} passed, {len(result.failures)} failed "
-        f"({result.rules} rules, {result.examples} examples): {status}"
+        f"({result.rules} rules, {result.examples} examples){prose_note}: {'passed' if ok else 'failed'}"
     )
-    sys.exit(ExitCode.CLEAN if result.ok else ExitCode.FOUND)
+    sys.exit(ExitCode.CLEAN if ok else ExitCode.FOUND)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import re
 import warnings
+from collections.abc import Callable
 from typing import Any, NamedTuple
 
 with warnings.catch_warnings():
@@ -51,14 +52,17 @@ def required_literals(pattern: str) -> _Alternatives | None:
     return None if best is None else tuple(piece for lit in best for piece in _wrap_safe(lit))
 
 
-def common_literal(pattern: str) -> str | None:
+def common_literal(pattern: str, seen_elsewhere: Callable[[str], bool] = lambda word: True) -> str | None:
     """A prefilter literal of `pattern` so common in logs that most lines holding it are not this
     failure (each such line costs a look): shorter than 5 characters, a number shorter than 6, or one plain
-    word ('failed', 'Warning', ' graph '). None when every literal is specific enough."""
+    word ('failed', 'Warning', ' graph ') that `seen_elsewhere` finds in the lines of other failures too
+    (by default every plain word counts). None when every literal is specific enough."""
     for literal in required_literals(pattern) or ():
         core = literal.text.strip()
         plain_word = core.isalpha() and core.isascii() and (core.islower() or core[1:].islower())
-        if len(core) < 5 or (core.isdigit() and len(core) < 6) or (plain_word and len(core) <= 12):
+        if len(core) < 5 or (core.isdigit() and len(core) < 6):
+            return literal.text
+        if plain_word and len(core) <= 12 and seen_elsewhere(core):
             return literal.text
     return None
 

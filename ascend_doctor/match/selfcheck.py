@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from io import BytesIO
 
@@ -13,6 +13,10 @@ from ascend_doctor.match.scanner import StreamScanner
 from ascend_doctor.model import Rule
 
 SLOW_EXAMPLE_SECONDS = 0.01
+# A plain word ('failed', 'graph') in the example lines of this many other rules is common in logs:
+# the examples are real log lines of every area, so lines holding it are many and of many failures.
+# A word only the rule's own lines hold ('shmget', 'whitelist') is specific to its failure.
+COMMON_WORD_RULES = 2
 _clock = time.perf_counter
 
 
@@ -45,13 +49,24 @@ def _fired(matcher: Matcher, rule_id: str, line: str) -> tuple[bool, float]:
     return any(match.rule_id == rule_id for match in result.matches), _clock() - started
 
 
-def _literal_warnings(rule: Rule) -> list[Problem]:
+def _seen_elsewhere(rule: Rule, examples: dict[str, str]) -> Callable[[str], bool]:
+    """Whether a word is in the example lines of at least COMMON_WORD_RULES rules other than `rule`."""
+
+    def seen(word: str) -> bool:
+        word = word.lower()
+        others = (text for rule_id, text in examples.items() if rule_id != rule.id and word in text)
+        return sum(1 for _ in zip(range(COMMON_WORD_RULES), others)) >= COMMON_WORD_RULES
+
+    return seen
+
+
+def _literal_warnings(rule: Rule, examples: dict[str, str]) -> list[Problem]:
     problems = []
     for index, pattern in enumerate(rule.patterns):
         if not required_literals(pattern):
             detail = f"patterns[{index}] has no required literal: it runs on every line"
             problems.append(Problem(rule.id, "no-literal", detail))
-        elif (common := common_literal(pattern)) is not None:
+        elif (common := common_literal(pattern, _seen_elsewhere(rule, examples))) is not None:
             detail = (
                 f"patterns[{index}] is looked for by {common!r}, common in logs: every line holding it "
                 "is checked, which slows big logs; give the pattern a longer or rarer fixed text"
@@ -73,14 +88,19 @@ def _slow(example: str, elapsed: float, timed_out: bool, line: str) -> str:
     )
 
 
-def check_rules(rules: Sequence[Rule], engine: str = "auto") -> SelfCheck:
-    """Every `match` example must fire its rule and no `no_match` example may."""
+def check_rules(rules: Sequence[Rule], engine: str = "auto", others: Sequence[Rule] = ()) -> SelfCheck:
+    """Every `match` example must fire its rule and no `no_match` example may. `others`: rules
+    loaded beside these (the bundled ones beside a user's), whose examples also tell which words
+    are common in logs."""
     matcher = Matcher(rules, engine)
     failures: list[Problem] = []
     warnings: list[Problem] = []
     examples = 0
+    corpus = {
+        rule.id: "\n".join(rule.examples.match + rule.examples.no_match).lower() for rule in (*others, *rules)
+    }
     for rule in rules:
-        warnings.extend(_literal_warnings(rule))
+        warnings.extend(_literal_warnings(rule, corpus))
         cases = [(line, True) for line in rule.examples.match]
         cases += [(line, False) for line in rule.examples.no_match]
         for index, (line, expected) in enumerate(cases):

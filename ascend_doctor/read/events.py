@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import re
+import time
+from functools import lru_cache
 from typing import Any
 
 ANSI_BYTES = re.compile(rb"\x1b(?:\[[0-?]*[ -/]*[@-~]|\][^\x07\x1b\n]*(?:\x07|\x1b\\)|[@-Z\\-_])")
@@ -25,10 +27,12 @@ _RANK_IN_LINE = re.compile(r"RankID:\s?(\d+)\)|\[Rank\s?(\d+)\]")
 _PID = re.compile(r"\[PID:\s?(\d{1,9})\]")
 _RANK_IN_PATH = re.compile(r"^(?:rank|worker)[_-]?(\d+)(?:\.[\w.]+)?$", re.IGNORECASE)
 _REMOTE_RANK = re.compile(r"remote[ _]?rank\s*(?:\[|:|=|\s)\s*(\d+)", re.IGNORECASE)
-_TIME_BYTES = re.compile(rb"20\d\d-\d\d-\d\d[ T-]\d\d:\d\d:\d\d(?:[.,]\d{1,6})?(?:\.\d{3})?")
+_TIME_BYTES = re.compile(
+    rb"20\d\d-\d\d-\d\d[ T-]\d\d:\d\d:\d\d(?:[.,]\d{1,6})?(?:\.\d{3})?(?:Z|[+-]\d\d:?\d\d\b)?"
+)
 _TIME = re.compile(
     r"(?P<y>20\d\d)-(?P<mo>\d\d)-(?P<d>\d\d)[ T-](?P<h>\d\d):(?P<mi>\d\d):(?P<s>\d\d)"
-    r"(?:[.,](?P<ms>\d{1,6}))?(?:\.(?P<us>\d{3}))?"
+    r"(?:[.,](?P<ms>\d{1,6}))?(?:\.(?P<us>\d{3}))?(?P<zone>Z|[+-]\d\d:?\d\d\b)?"
 )
 _PLOG = re.compile(
     r"^\[(?P<level>ERROR|WARNING|INFO|DEBUG|EVENT|TRACE)\]\s+(?P<module>[A-Z][\w-]*)\(-?\d+,[^)]*\):"
@@ -218,18 +222,20 @@ def remote_rank(text: str) -> int | None:
 
 
 def timestamp_of(line: str) -> float | None:
-    """Seconds since the epoch of the first date-time in the line (as UTC), or None."""
+    """Seconds since the epoch of the first date-time in the line, or None. A time with a zone
+    (`Z`, `+08:00`: kubectl, CI raw logs) is read in it; one without (CANN plogs, Python's logging)
+    is the local time of the machine that wrote it, taken to be this machine's zone."""
     match = _TIME.search(line)
     if not match:
         return None
-    from datetime import datetime  # only once a line has a date: importing it costs 2-3 ms
-
-    try:
-        fields = (match["y"], match["mo"], match["d"], match["h"], match["mi"], match["s"])
-        moment = datetime(*(int(field) for field in fields))
-        seconds = (moment - datetime(1970, 1, 1)).total_seconds()  # times carry no zone: read as UTC
-    except (ValueError, OverflowError):
+    second = int(match["s"])
+    if second > 59:
         return None
+    local = None if match["zone"] else (time.tzname, time.timezone)  # the zone the cache holds times in
+    minute = _minute(match["y"], match["mo"], match["d"], match["h"], match["mi"], match["zone"], local)
+    if minute is None:
+        return None
+    seconds = minute + second
     fraction = match["ms"] or ""
     value = float(seconds) + (float("0." + fraction) if fraction else 0.0)
     if match["us"]:
@@ -237,12 +243,45 @@ def timestamp_of(line: str) -> float | None:
     return value
 
 
+@lru_cache(maxsize=4096)
+def _minute(
+    year: str, month: str, day: str, hour: str, minute: str, zone: str | None, local: object
+) -> float | None:
+    """The epoch seconds a minute of a log's clock began, or None for a date that does not exist.
+    Cached: the lines of a log share their minutes, and a local time costs a time-zone lookup.
+    `local`: this process's zone, for a time without its own (the key of what the cache holds)."""
+    from datetime import datetime  # only once a line has a date: importing it costs 2-3 ms
+
+    try:
+        fields = (int(year), int(month), int(day), int(hour), int(minute))
+        return datetime(*fields, tzinfo=_zone(zone)).timestamp()
+    except (ValueError, OverflowError, OSError):
+        return None
+
+
+def _zone(text: str | None) -> Any:
+    """The zone a time names (`Z`, `+08:00`, `-0700`); None (local time) when it names none."""
+    if not text:
+        return None
+    from datetime import timedelta, timezone
+
+    if text == "Z":
+        return timezone.utc
+    digits = text[1:].replace(":", "")
+    offset = timedelta(hours=int(digits[:2]), minutes=int(digits[2:]))
+    return timezone(-offset if text[0] == "-" else offset)  # ValueError past 24 hours
+
+
 def plog_message(line: str) -> str | None:
-    """`[ERROR] RUNTIME: message` for a CANN plog line, None for any other line."""
+    """A CANN plog line as evidence, None for any other line: level, module, process, time, source
+    file and message, as CANN wrote them, without the thread id glued to the source file
+    (`[ERROR] RUNTIME(31337,python):2024-12-04-15:32:53.009.508 [stream.cc:1000] message`)."""
     match = _PLOG_FULL.match(line)
     if not match:
         return None
-    return f"[{match['level']}] {match['module']}: {match['message'].strip()}"
+    where = f" [{match['where']}]" if match["where"] else ""
+    process = f"{match['module']}({match['pid']},{match['pname']}):{match['time']}"
+    return f"[{match['level']}] {process}{where} {match['message'].strip()}"
 
 
 def last_timestamp(before: bytes) -> float | None:

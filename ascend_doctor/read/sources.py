@@ -354,6 +354,8 @@ class _Utf16AsUtf8:
 # report's first line with its footer or a finding's confidence, the JSON reports' keys together.
 REPORT_SIGNATURES: tuple[tuple[bytes, tuple[tuple[bytes, ...], ...]], ...] = (
     (b"Diagnosis: ", ((b"\nascend-doctor ",), (" · confidence ".encode(),))),
+    # zh: with the full-width colon, and with the ASCII one of earlier versions
+    ("诊断：".encode(), ((b"\nascend-doctor ",), (" · 置信度 ".encode(),))),
     ("诊断: ".encode(), ((b"\nascend-doctor ",), (" · 置信度 ".encode(),))),
     (b"## ascend-doctor: ", ((" · ascend-doctor ".encode(),),)),
     (
@@ -362,7 +364,15 @@ REPORT_SIGNATURES: tuple[tuple[bytes, tuple[tuple[bytes, ...], ...]], ...] = (
     ),
     (b"[\n  {", ((b'"check_name": ', b'"fingerprint": '),)),  # GitLab Code Quality
     (b"<?xml", ((b'<testsuites name="ascend-doctor"',),)),  # JUnit
-    (b"::", ((b"%0ACause: ",), ("%0A原因: ".encode(),), (b"::notice title=ascend-doctor::",))),  # GitHub
+    (
+        b"::",
+        (
+            (b"%0ACause: ",),
+            ("%0A原因：".encode(),),
+            ("%0A原因: ".encode(),),
+            (b"::notice title=ascend-doctor::",),
+        ),
+    ),
 )
 # What a text report may carry besides its text: colours (`--color -o FILE`), and the fence it is
 # written in under GitHub Actions.

@@ -7,7 +7,7 @@ import re
 import shlex
 
 from ascend_doctor.model import EnvRemedy, Evidence, Finding
-from ascend_doctor.render.base import LABELS
+from ascend_doctor.render.base import LABELS, headline
 
 _HEX = re.compile(r"0x[0-9a-fA-F]+")
 _NUMBERS = re.compile(r"\d+")
@@ -29,11 +29,12 @@ def advice_lines(finding: Finding, lang: str) -> list[str]:
     rule = finding.rule
     words = labels(lang)
     lines = [
-        rule.title.get(lang).strip(),
-        f"{words['cause']}: {rule.cause.get(lang).strip()}",
-        f"{words['fix']}: {rule.fix.get(lang).strip()}",
+        headline(finding, lang),
+        f"{words['cause']}{words['colon']}{rule.cause.get(lang).strip()}",
+        f"{words['fix']}{words['colon']}{rule.fix.get(lang).strip()}",
     ]
-    lines += [f"{words['env']}: {export_line(env)}  # {env.why.get(lang).strip()}" for env in finding.env]
+    for env in finding.env:
+        lines.append(f"{words['env']}{words['colon']}{export_line(env)}  # {env.why.get(lang).strip()}")
     return lines
 
 

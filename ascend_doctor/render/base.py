@@ -35,6 +35,9 @@ LABELS = {
         "error": "error",
         "warning": "warning",
         "info": "info",
+        "stdin_line": "stdin, line {line}",
+        "earlier_run": "earlier run, {days} day{s} before",
+        "colon": ": ",
     },
     "zh": {
         "diagnosis": "诊断",
@@ -55,6 +58,9 @@ LABELS = {
         "error": "错误",
         "warning": "警告",
         "info": "提示",
+        "stdin_line": "标准输入第 {line} 行",
+        "earlier_run": "更早的一次运行，{days} 天前",
+        "colon": "：",
     },
 }
 MESSAGES = {
@@ -76,6 +82,9 @@ MESSAGES = {
         "file": "file",
         "rank_at": "rank {rank} ({path}:{line})",
         "rank_on_node": "node {node}, rank {rank} ({path}:{line})",
+        "at": "{title} ({where})",
+        "then": "{title} — {started}",
+        "where_rank": "{path}:{line}, rank {rank}",
         "waiting": (
             "{count} rank(s) timed out waiting for rank {peer} (named in {lines} line(s)); "
             "its own error is not in these logs: diagnose rank {peer}'s log and plog"
@@ -105,12 +114,15 @@ MESSAGES = {
         "died_npu": "任务因一个日志中看不到原因的 NPU 错误退出：{exception}{raised_at}；请一并诊断它的 plog",
         "raised_at": "，抛出位置 {frame}",
         "started": "首先出现在 {origin}；另有 {count} 个{unit}在等待它时超时",
-        "ranks": "rank",
+        "ranks": " rank ",
         "files": "文件",
-        "rank": "rank",
+        "rank": " rank ",
         "file": "文件",
         "rank_at": "rank {rank}（{path}:{line}）",
         "rank_on_node": "节点 {node} 的 rank {rank}（{path}:{line}）",
+        "at": "{title}（{where}）",
+        "then": "{title}——{started}",
+        "where_rank": "{path}:{line}，rank {rank}",
         "waiting": (
             "{count} 个 rank 在等待 rank {peer} 时超时（{lines} 行日志指向它）；"
             "这些日志中没有它自身的报错：请诊断 rank {peer} 的日志和 plog"
@@ -146,6 +158,23 @@ def message(report: Report, key: str, **values: object) -> str:
     return catalog[key].format(**values)
 
 
+def earlier_run_note(finding: Finding, lang: str) -> str:
+    """`earlier run, 3 days before` for a finding only an earlier run's logs showed, else ""."""
+    if finding.earlier_run is None:
+        return ""
+    days = max(1, round(finding.earlier_run / 86400))
+    return LABELS.get(lang, LABELS["en"])["earlier_run"].format(days=days, s="" if days == 1 else "s")
+
+
+def headline(finding: Finding, lang: str) -> str:
+    """The finding's title, marked when only an earlier run showed it: every format shows this."""
+    title = finding.rule.title.get(lang).strip()
+    note = earlier_run_note(finding, lang)
+    if not note:
+        return title
+    return f"{title}（{note}）" if lang == "zh" else f"{title} ({note})"
+
+
 class Renderer(Protocol):
     """Formats a report; no filtering, exit codes or environment reads."""
 
@@ -154,11 +183,12 @@ class Renderer(Protocol):
     def render(self, report: Report, stream: TextIO) -> None: ...
 
 
-def where(finding: Finding) -> str:
+def where(finding: Finding, report: Report) -> str:
     """`rank5.log:7, rank 5` for the first evidence line of a finding."""
     first = finding.evidence[0]
-    rank = f", rank {first.rank}" if first.rank is not None else ""
-    return f"{first.path}:{first.line}{rank}"
+    if first.rank is None:
+        return f"{first.path}:{first.line}"
+    return message(report, "where_rank", path=first.path, line=first.line, rank=first.rank)
 
 
 def spread(report: Report) -> str:
@@ -185,7 +215,7 @@ def spread(report: Report) -> str:
 def _origin(report: Report, first: Evidence, top: Finding) -> str:
     """Where the top cause started: its rank, and in a merge of node reports its node."""
     if first.rank is None:
-        return where(top)
+        return where(top, report)
     node = next((record.node for record in report.inputs if record.path == first.path), "")
     if node:
         return message(report, "rank_on_node", node=node, rank=first.rank, path=first.path, line=first.line)
@@ -225,11 +255,13 @@ def verdict(report: Report) -> str:
     if top.rule.category in NOT_A_FAILURE and not ascend_causes:
         return message(report, top.rule.category, title=title)
     if top.rule.severity is Severity.WARNING:  # a warning is not why a job died
-        return message(report, "no_error", title=title, where=where(top))
+        return message(report, "no_error", title=title, where=where(top, report))
     if top.rule.severity is not Severity.ERROR:  # nor is a note (a line known to be harmless)
         return message(report, "nothing")
     started = spread(report)
-    return f"{title} — {started}" if started else f"{title} ({where(top)})"
+    if started:
+        return message(report, "then", title=title, started=started)
+    return message(report, "at", title=title, where=where(top, report))
 
 
 def _died_of(report: Report, top: Finding) -> str:
@@ -243,7 +275,9 @@ def _died_of(report: Report, top: Finding) -> str:
         raised_at=message(report, "raised_at", frame=frame) if frame else "",
     )
     started = spread(report)
-    return f"{sentence} — {started}" if started else f"{sentence} ({where(top)})"
+    if started:
+        return message(report, "then", title=sentence, started=started)
+    return message(report, "at", title=sentence, where=where(top, report))
 
 
 def _silent_rank(report: Report, top: Finding, ranks_read: dict[int | None, str]) -> str:

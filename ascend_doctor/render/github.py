@@ -11,9 +11,9 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import TextIO
 
-from ascend_doctor.model import Finding, Report
-from ascend_doctor.render.advice import advice_lines, evidence_line
-from ascend_doctor.render.base import verdict
+from ascend_doctor.model import STDIN_LABEL, Finding, Report
+from ascend_doctor.render.advice import advice_lines, evidence_line, labels
+from ascend_doctor.render.base import headline, verdict
 
 MAX_ANNOTATIONS = 10
 GROUP_OVER = 3
@@ -37,11 +37,16 @@ def command(name: str, message: str, properties: dict[str, str] | None = None) -
 
 
 def annotation(finding: Finding, lang: str) -> str:
-    """The finding's title, cause, fix and env remedies, placed on its first evidence line."""
-    properties = {"title": finding.rule.title.get(lang).strip()}
+    """The finding's title, cause, fix and env remedies, placed on its first evidence line. Piped
+    input is no file of the repository (unless --stdin-name names one): its title says "stdin"."""
+    properties = {"title": headline(finding, lang)}
     if finding.evidence:
         first = finding.evidence[0]
-        properties = {"file": first.path, "line": str(first.line), **properties}
+        if first.path == STDIN_LABEL:
+            where = labels(lang)["stdin_line"].format(line=first.line)
+            properties["title"] += f" ({where})" if lang != "zh" else f"（{where}）"
+        else:
+            properties = {"file": first.path, "line": str(first.line), **properties}
     message = "\n".join(advice_lines(finding, lang))
     return command(COMMANDS[finding.rule.severity.value], message, properties)
 
@@ -59,7 +64,7 @@ def commands_stopped(stream: TextIO) -> Iterator[None]:
 
 def evidence_block(finding: Finding, position: int, lang: str, token: str) -> list[str]:
     """The evidence lines inside a stop-commands fence, folded into a group when long."""
-    header = f"{position}. {finding.rule.title.get(lang).strip()} ({finding.rule.id})"
+    header = f"{position}. {headline(finding, lang)} ({finding.rule.id})"
     fenced = [f"::stop-commands::{token}", *map(evidence_line, finding.evidence), f"::{token}::"]
     if len(finding.evidence) > GROUP_OVER:
         return [

@@ -9,7 +9,7 @@ from typing import Any, TextIO
 from ascend_doctor.cluster.wire import SCHEMA_VERSION, NodeFacts
 from ascend_doctor.model import Evidence, Finding, InputRecord, Report
 from ascend_doctor.render.advice import finding_fingerprint
-from ascend_doctor.render.base import spread, verdict
+from ascend_doctor.render.base import earlier_run_note, spread, verdict
 
 
 def evidence_dict(evidence: Evidence) -> dict[str, Any]:
@@ -35,6 +35,7 @@ def finding_dict(finding: Finding, position: int, lang: str) -> dict[str, Any]:
         "related_to": finding.related_to,
         "also_matched": list(finding.also),
         "title": rule.title.get(lang),
+        "earlier_run": _earlier_run(finding, lang),
         "cause": rule.cause.get(lang),
         "fix": rule.fix.get(lang),
         "env": [{"name": e.name, "value": e.value, "why": e.why.get(lang)} for e in finding.env],
@@ -45,6 +46,13 @@ def finding_dict(finding: Finding, position: int, lang: str) -> dict[str, Any]:
         "fingerprint": finding_fingerprint(finding),
         "evidence": [evidence_dict(evidence) for evidence in finding.evidence],
     }
+
+
+def _earlier_run(finding: Finding, lang: str) -> dict[str, Any] | None:
+    """For a finding only an earlier run showed: how long before the latest run, and the note."""
+    if finding.earlier_run is None:
+        return None
+    return {"seconds_before": round(finding.earlier_run), "note": earlier_run_note(finding, lang)}
 
 
 def input_dict(record: InputRecord) -> dict[str, Any]:

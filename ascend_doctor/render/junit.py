@@ -12,6 +12,7 @@ from typing import TextIO
 
 from ascend_doctor.model import Finding, InputRecord, Report
 from ascend_doctor.render.advice import advice_lines, evidence_line, labels
+from ascend_doctor.render.base import headline
 
 # Characters XML 1.0 cannot carry at all, escaped or not (control codes, lone surrogates, U+FFFE/F).
 _ILLEGAL = re.compile("[^\t\n\r\x20-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
@@ -39,7 +40,7 @@ def testcase(record: InputRecord, findings: list[Finding], lang: str, fail_on: s
     below = []
     for finding in findings:
         rule = finding.rule
-        title = rule.title.get(lang).strip()
+        title = headline(finding, lang)
         if not rule.severity.fails(fail_on):
             severity = labels(lang)[rule.severity.value]
             below.append(f"{severity}: {title} ({rule.id})\n{failure_body(finding, record.path, lang)}")

@@ -11,7 +11,7 @@ from typing import NamedTuple, TextIO
 
 from ascend_doctor.model import Finding, InputRecord, Report
 from ascend_doctor.render.advice import evidence_line, export_line, labels
-from ascend_doctor.render.base import verdict
+from ascend_doctor.render.base import headline, verdict
 
 _SPECIAL = re.compile(r"([\\`*_\[\]|~$])")
 _CODE_SPAN = re.compile(r"(`[^`]+`)")
@@ -85,7 +85,7 @@ def finding_block(finding: Finding, position: int, lang: str, budget: Budget) ->
     rule = finding.rule
     words = labels(lang)
     parts = [
-        f"### {position}. {prose(rule.title.get(lang))}\n",
+        f"### {position}. {prose(headline(finding, lang))}\n",
         f"{_meta(finding, words)}\n",
         f"**{words['cause']}:** {prose(rule.cause.get(lang))}\n",
         f"**{words['fix']}:** {prose(rule.fix.get(lang))}\n",

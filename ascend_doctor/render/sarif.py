@@ -17,6 +17,7 @@ from urllib.parse import quote
 
 from ascend_doctor.model import Evidence, Finding, Report, Rule
 from ascend_doctor.render.advice import export_line, finding_fingerprint, labels
+from ascend_doctor.render.base import headline
 from ascend_doctor.render.markdown import fenced, prose
 
 SARIF_SCHEMA = "https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/schemas/sarif-schema-2.1.0.json"
@@ -69,7 +70,7 @@ def physical_location(evidence: Evidence) -> dict[str, Any]:
 def result(finding: Finding, rule_index: int, lang: str) -> dict[str, Any]:
     """One finding: first evidence line as its location, the others as related locations."""
     rule = finding.rule
-    message = f"{rule.title.get(lang).strip()} (seen {finding.count}×)"
+    message = f"{headline(finding, lang)} (seen {finding.count}×)"
     if finding.related_to:
         message += f"; {finding.role} of {finding.related_to}"
     item: dict[str, Any] = {

@@ -8,7 +8,7 @@ from __future__ import annotations
 from typing import TextIO
 
 from ascend_doctor.model import Finding, Report
-from ascend_doctor.render.base import LABELS, printable, verdict
+from ascend_doctor.render.base import LABELS, headline, printable, verdict
 
 DETAILED = 3
 EVIDENCE_SHOWN = 5
@@ -38,7 +38,8 @@ class TextRenderer:
     def lines(self, report: Report) -> list[Line]:
         labels = LABELS.get(report.lang, LABELS["en"])
         style = "bold red" if report.findings else "bold green"
-        lines: list[Line] = [[(f"{labels['diagnosis']}: ", "bold"), (printable(verdict(report)), style)]]
+        head = labels["diagnosis"] + labels["colon"]
+        lines: list[Line] = [[(head, "bold"), (printable(verdict(report)), style)]]
         for position, finding in enumerate(report.findings, start=1):
             lines.append([])
             detailed = position <= DETAILED and finding.role == "cause"
@@ -63,7 +64,7 @@ class TextRenderer:
     ) -> list[Line]:
         rule = finding.rule
         lang = report.lang
-        head: Line = [(f"{position}. ", "bold"), (rule.title.get(lang), "bold")]
+        head: Line = [(f"{position}. ", "bold"), (headline(finding, lang), "bold")]
         if finding.related_to:
             head.append((f"  ({labels[finding.role]} {finding.related_to})", "dim"))
         confidence = labels["confidence"].format(value=finding.confidence)
@@ -82,13 +83,13 @@ class TextRenderer:
     def _details(finding: Finding, labels: dict[str, str], lang: str) -> list[Line]:
         rule = finding.rule
         lines: list[Line] = [
-            [(f"   {label}: ", "bold"), (body.get(lang).strip(), style)]
+            [(f"   {label}{labels['colon']}", "bold"), (body.get(lang).strip(), style)]
             for label, body, style in ((labels["cause"], rule.cause, ""), (labels["fix"], rule.fix, "green"))
         ]
         for remedy in finding.env:
             lines.append(
                 [
-                    (f"   {labels['env']}: ", "bold"),
+                    (f"   {labels['env']}{labels['colon']}", "bold"),
                     (f"export {remedy.name}={printable(remedy.value)}", "bold green"),
                     (f"   # {remedy.why.get(lang)}", "dim"),
                 ]
@@ -98,7 +99,7 @@ class TextRenderer:
     @staticmethod
     def _evidence(finding: Finding, labels: dict[str, str], shown_count: int) -> list[Line]:
         shown = finding.evidence[:shown_count]
-        lines: list[Line] = [[(f"   {labels['evidence']}:", "bold")]]
+        lines: list[Line] = [[(f"   {labels['evidence']}{labels['colon'].rstrip()}", "bold")]]
         for evidence in shown:
             line: Line = [(f"     {printable(evidence.path)}:{evidence.line}", "cyan")]
             if evidence.rank is not None:

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterable, Sequence
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 from ascend_doctor.cache import read_cache, write_cache
-from ascend_doctor.errors import RuleError
+from ascend_doctor.errors import RuleError, RuleErrors
 from ascend_doctor.model import Rule
 
 RULE_SUFFIXES = (".yaml", ".yml")
@@ -55,10 +55,32 @@ def rule_files(directory: str) -> list[str]:
 
 
 def load_file(path: str) -> list[Rule]:
-    """Parse and validate one rule file."""
+    """Parse and validate one rule file; raises RuleErrors naming every problem of its rules (or
+    the one that stops it being read: unreadable, not UTF-8, not YAML, not a list of rules)."""
+    try:
+        document = _read_document(path)
+    except RuleError as problem:
+        raise RuleErrors([problem]) from None
+    if document is None:
+        return []
+    from ascend_doctor.rulebase.schema import parse_rule
+
+    rules: list[Rule] = []
+    problems: list[RuleError] = []
+    for raw in document["rules"]:
+        try:
+            rules.append(parse_rule(raw, str(path)))
+        except RuleErrors as found:
+            problems.extend(found.problems)
+    if problems:
+        raise RuleErrors(sorted(problems, key=lambda problem: problem.line))
+    return rules
+
+
+def _read_document(path: str) -> Any:
+    """The file's YAML document: a mapping whose one key, `rules`, is a list (None when empty)."""
     import yaml  # only when the cache misses: importing PyYAML costs start-up time
 
-    from ascend_doctor.rulebase.schema import parse_rule
     from ascend_doctor.rulebase.yamlfile import error_line, load_yaml
 
     label = str(path)
@@ -83,32 +105,37 @@ def load_file(path: str) -> list[Rule]:
     except RecursionError:
         raise RuleError(label, 0, "invalid YAML: nested too deeply") from None
     if document is None:
-        return []
+        return None
     if not isinstance(document, dict) or set(document) != {"rules"}:
         raise RuleError(label, 1, "a rule file is a mapping with one key, 'rules'")
     if not isinstance(document["rules"], list):
         raise RuleError(label, getattr(document, "line", 1), "'rules' must be a list")
-    return [parse_rule(raw, label) for raw in document["rules"]]
+    return document
 
 
 def _merge(files: Iterable[str]) -> RuleBase:
+    """Every file's rules; the problems of all files (and ids defined twice) are raised together."""
     rules: list[Rule] = []
     seen: dict[str, Rule] = {}
     loaded: list[str] = []
+    problems: list[RuleError] = []
     for path in files:
         loaded.append(str(path))
-        for rule in load_file(path):
+        try:
+            found = load_file(path)
+        except RuleErrors as broken:
+            problems.extend(broken.problems)
+            continue
+        for rule in found:
             for key in (rule.id, *rule.aliases):
                 if key in seen:
                     first = seen[key]
-                    raise RuleError(
-                        rule.path,
-                        rule.line,
-                        f"duplicate id (first defined at {first.path}:{first.line})",
-                        key,
-                    )
-                seen[key] = rule
+                    where = f"first defined at {first.path}:{first.line}"
+                    problems.append(RuleError(rule.path, rule.line, f"duplicate id ({where})", key))
+                seen.setdefault(key, rule)
             rules.append(rule)
+    if problems:
+        raise RuleErrors(problems)
     return RuleBase(rules=tuple(rules), files=tuple(loaded))
 
 

@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import regex
 
-from ascend_doctor.errors import RuleError
+from ascend_doctor.errors import RuleError, RuleErrors
 from ascend_doctor.model import Confidence, EnvRemedy, Examples, Kind, Rule, Severity, Text
 from ascend_doctor.rulebase.taxonomy import categories
 
@@ -23,7 +24,8 @@ def _scalar(value: Any) -> Any:
 
 
 class _Checker:
-    """Validates the fields of one rule; every error names file, line and rule id."""
+    """Validates the fields of one rule; every problem names file, line and rule id. A field that
+    is wrong is recorded and the others are still checked, so one run lists them all."""
 
     def __init__(self, raw: Any, path: str) -> None:
         self.path = path
@@ -32,20 +34,35 @@ class _Checker:
         if not isinstance(self.rule_id, str):
             self.rule_id = str(self.rule_id)
         self.raw = raw
+        self.problems: list[RuleError] = []
+        self.key = ""  # the key being checked: its line is the problem's line
 
     def fail(self, message: str) -> RuleError:
-        return RuleError(self.path, self.line, message, self.rule_id)
+        line = getattr(self.raw, "key_lines", {}).get(self.key, self.line)
+        return RuleError(self.path, line, message, self.rule_id)
+
+    def field(self, key: str, read: Callable[[], Any]) -> Any:
+        """`read()`, or None with its problem recorded (or with none, when the key is missing:
+        that is already said)."""
+        if key not in self.raw and key in REQUIRED_KEYS:
+            return None
+        self.key = key
+        try:
+            return read()
+        except RuleError as problem:
+            self.problems.append(problem)
+            return None
 
     def keys(self) -> None:
         if not isinstance(self.raw, dict):
             raise self.fail("a rule must be a mapping of keys to values")
-        unknown = sorted(set(self.raw) - set(REQUIRED_KEYS) - set(OPTIONAL_KEYS), key=str)
-        if unknown:
-            allowed = ", ".join(REQUIRED_KEYS + OPTIONAL_KEYS)
-            raise self.fail(f"unknown key {unknown[0]!r} (allowed: {allowed})")
-        missing = [key for key in REQUIRED_KEYS if key not in self.raw]
-        if missing:
-            raise self.fail(f"missing required key {missing[0]!r}")
+        allowed = ", ".join(REQUIRED_KEYS + OPTIONAL_KEYS)
+        for unknown in sorted(set(self.raw) - set(REQUIRED_KEYS) - set(OPTIONAL_KEYS), key=str):
+            self.key = unknown
+            self.problems.append(self.fail(f"unknown key {unknown!r} (allowed: {allowed})"))
+        self.key = ""
+        for missing in (key for key in REQUIRED_KEYS if key not in self.raw):
+            self.problems.append(self.fail(f"missing required key {missing!r}"))
 
     def string(self, key: str, value: Any) -> str:
         if not isinstance(value, str) or not value.strip():
@@ -74,28 +91,37 @@ class _Checker:
             raise self.fail(f"{key!r} is {value!r}; expected one of {', '.join(allowed)}")
         return enum(value)
 
-    def identity(self) -> tuple[str, str]:
+    def identity(self) -> str:
         rule_id = self.string("id", self.raw["id"])
         if not ID_PATTERN.fullmatch(rule_id):
             raise self.fail(f"id {rule_id!r} must look like 'area.kebab-slug' (lowercase)")
+        return rule_id
+
+    def category(self) -> str:
         category = self.raw["category"]
         if not isinstance(category, str) or category not in categories():
             raise self.fail(f"unknown category {category!r} (see ascend_doctor/rulebase/taxonomy.yaml)")
-        return rule_id, category
+        return category
 
     def patterns(self) -> tuple[str, ...]:
         patterns = self.strings("patterns", self.raw["patterns"], required=True)
         for index, pattern in enumerate(patterns):
-            if len(pattern) > MAX_PATTERN_LENGTH:
-                raise self.fail(f"patterns[{index}] is longer than {MAX_PATTERN_LENGTH} characters")
             try:
-                regex.compile(pattern)
-            except (regex.error, OverflowError, RecursionError) as exc:
-                raise self.fail(f"patterns[{index}] is not a valid regex: {exc}") from None
-            except Exception as exc:  # `regex` fails on some odd patterns: `(?i)[^\s\S]`, AttributeError
-                failure = f"the regex module failed ({type(exc).__name__}: {exc})"
-                raise self.fail(f"patterns[{index}] cannot be compiled: {failure}") from None
+                self.pattern(index, pattern)
+            except RuleError as problem:  # the next pattern may be wrong too
+                self.problems.append(problem)
         return patterns
+
+    def pattern(self, index: int, pattern: str) -> None:
+        if len(pattern) > MAX_PATTERN_LENGTH:
+            raise self.fail(f"patterns[{index}] is longer than {MAX_PATTERN_LENGTH} characters")
+        try:
+            regex.compile(pattern)
+        except (regex.error, OverflowError, RecursionError) as exc:
+            raise self.fail(f"patterns[{index}] is not a valid regex: {exc}") from None
+        except Exception as exc:  # `regex` fails on some odd patterns: `(?i)[^\s\S]`, AttributeError
+            failure = f"the regex module failed ({type(exc).__name__}: {exc})"
+            raise self.fail(f"patterns[{index}] cannot be compiled: {failure}") from None
 
     def examples(self) -> Examples:
         value = self.raw["examples"]
@@ -127,25 +153,29 @@ class _Checker:
 
 
 def parse_rule(raw: Any, path: str) -> Rule:
-    """Validate one rule mapping from `path`; raises RuleError naming file, line and id."""
+    """Validate one rule mapping from `path`; raises RuleErrors naming every problem (file, line, id)."""
     check = _Checker(raw, path)
-    check.keys()
-    rule_id, category = check.identity()
-    return Rule(
-        id=rule_id,
-        category=category,
-        severity=check.choice("severity", Severity, Severity.ERROR),
-        confidence=check.choice("confidence", Confidence, Confidence.MEDIUM),
-        kind=check.choice("kind", Kind, Kind.CAUSE),
-        title=check.text("title", raw["title"]),
-        cause=check.text("cause", raw["cause"]),
-        fix=check.text("fix", raw["fix"]),
-        env=check.env(),
-        patterns=check.patterns(),
-        examples=check.examples(),
-        codes=check.strings("codes", raw.get("codes"), required=False),
-        sources=check.strings("sources", raw.get("sources"), required=False),
-        aliases=check.strings("aliases", raw.get("aliases"), required=False),
-        path=path,
-        line=check.line,
-    )
+    try:
+        check.keys()
+    except RuleError as problem:
+        raise RuleErrors([problem]) from None
+    readers: dict[str, Callable[[], Any]] = {
+        "id": check.identity,
+        "category": check.category,
+        "severity": lambda: check.choice("severity", Severity, Severity.ERROR),
+        "confidence": lambda: check.choice("confidence", Confidence, Confidence.MEDIUM),
+        "kind": lambda: check.choice("kind", Kind, Kind.CAUSE),
+        "title": lambda: check.text("title", raw["title"]),
+        "cause": lambda: check.text("cause", raw["cause"]),
+        "fix": lambda: check.text("fix", raw["fix"]),
+        "env": check.env,
+        "patterns": check.patterns,
+        "examples": check.examples,
+        "codes": lambda: check.strings("codes", raw.get("codes"), required=False),
+        "sources": lambda: check.strings("sources", raw.get("sources"), required=False),
+        "aliases": lambda: check.strings("aliases", raw.get("aliases"), required=False),
+    }
+    fields = {key: check.field(key, read) for key, read in readers.items()}
+    if check.problems:
+        raise RuleErrors(check.problems)
+    return Rule(**fields, path=path, line=check.line)

@@ -16,9 +16,10 @@ except AttributeError:  # PyYAML built without libyaml
 
 
 class LineDict(dict):  # type: ignore[type-arg]
-    """A mapping that remembers the 1-based line it started on."""
+    """A mapping that remembers the 1-based line it started on, and each key's."""
 
     line: int = 0
+    key_lines: dict[Any, int]
 
 
 class _RuleFileLoader(_Base):  # type: ignore[misc,valid-type]
@@ -63,15 +64,15 @@ class _RuleFileLoader(_Base):  # type: ignore[misc,valid-type]
 def _construct_mapping(loader: _RuleFileLoader, node: yaml.MappingNode) -> Any:
     data = LineDict()
     data.line = node.start_mark.line + 1
+    data.key_lines = {}
     yield data
-    seen: set[Any] = set()
     for key_node, _ in node.value:
         key = key_node.value if isinstance(key_node, yaml.ScalarNode) else id(key_node)
-        if key in seen:
+        if key in data.key_lines:
             raise yaml.constructor.ConstructorError(
                 None, None, f"key {key!r} appears twice", key_node.start_mark
             )
-        seen.add(key)
+        data.key_lines[key] = key_node.start_mark.line + 1
     data.update(loader.construct_mapping(node))
 
 

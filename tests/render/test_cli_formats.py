@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -87,3 +88,19 @@ def test_an_unwritable_summary_is_a_warning_not_a_failure(log: Path, tmp_path: P
     result = run_cli("diagnose", str(log), env=env)
     assert result.exit_code == 1
     assert "cannot write the job summary" in result.stderr
+
+
+@pytest.mark.parametrize(
+    ("name", "expected"),
+    [
+        ((), r"::error title=[^:]+ \(stdin%2C line 2\)::"),
+        (("--stdin-name", "train.log"), "::error file=train.log,line=2,title="),
+    ],
+    ids=["unnamed", "named"],
+)
+def test_annotations_of_piped_input_say_stdin_or_the_given_name(name: tuple[str, ...], expected: str) -> None:
+    result = run_cli("diagnose", "-f", "github", *name, "-", stdin=OOM_LOG)
+    assert result.exit_code == 1
+    annotation = result.stdout.splitlines()[0]
+    assert re.match(expected, annotation), annotation
+    assert "<stdin>" not in annotation

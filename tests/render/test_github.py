@@ -90,7 +90,7 @@ def test_message_has_cause_fix_and_exports_in_the_report_language() -> None:
     assert "Cause: " in english and "Fix: " in english
     assert "export PYTORCH_NPU_ALLOC_CONF=expandable_segments:True" in english
     chinese = render("github", sample_report("zh")).splitlines()[0]
-    assert "原因: device oom 在 100%25 负载时发生。" in chinese
+    assert "原因：device oom 在 100%25 负载时发生。" in chinese
 
 
 def test_at_most_ten_annotations_and_one_line_for_the_rest() -> None:
