@@ -129,12 +129,10 @@ FIELD_NAMES = {
 }
 
 
-def openable_sources(rule: Rule) -> list[str]:
-    """The rule's sources a user can open (links), each once. The others name the project's own
-    research notes (`knowledge §2 ...`, `seed 000 ...`), which a user does not have."""
-    return list(
-        dict.fromkeys(source for source in rule.sources if source.startswith(("https://", "http://")))
-    )
+def public_sources(sources: tuple[str, ...]) -> list[str]:
+    """The sources a user can open (links), each once. The others name the project's own research
+    notes (`knowledge §2 ...`, `seed 000 ...`), which a user does not have."""
+    return list(dict.fromkeys(source for source in sources if source.startswith(("https://", "http://"))))
 
 
 def print_rule(rule: Rule, lang: str, verbose: bool = False) -> None:
@@ -166,7 +164,7 @@ def print_rule(rule: Rule, lang: str, verbose: bool = False) -> None:
         field("env", f"export {remedy.name}={remedy.value}   # {remedy.why.get(lang)}")
     for pattern in rule.patterns if verbose else ():
         field("pattern", pattern)
-    for source in openable_sources(rule):
+    for source in public_sources(rule.sources):
         field("source", source)
     field("defined in", f"{rule.path}:{rule.line}", style="dim")
 
