@@ -4,11 +4,12 @@ Generates (once) under bench/data/: a 100 MB training log (1 GB more with --big)
 one 100 MB line, and a plog directory, with shared/bench/gen_logs.py (or --gen PATH). Exports the
 loaded rule base's own regexes for rg and grep (bench/patterns.py says how), then times, on the
 same files in the same run, `rg -c -f`, `LC_ALL=C grep -c -E -f` and `ascend-doctor diagnose`
-with each engine. Prints a Markdown table (MB/s, the ratio to rg and grep, peak RSS), then the start-up.
+with each engine, on one core and on all of them. Prints a Markdown table with both engines side
+by side (MB/s, the ratio to rg and grep, peak RSS), then the start-up against `python -c pass`.
 Throughput is by wall-clock time, best of --repeat rounds that run rg, grep and ascend-doctor in turn
 (a slow minute of a shared machine weighs on all alike); peak RSS is the largest process's.
-Inputs that two processes can share (a directory, a file big enough to scan in parts) are also
-timed with --jobs 2, against `rg -j2`.
+Inputs that several processes can share (a directory, a file big enough to scan in parts) are also
+timed with --jobs N (all cores, or --jobs), against `rg -j N`.
 """
 
 from __future__ import annotations
@@ -175,43 +176,66 @@ def startup(repeat: int) -> dict[str, tuple[float, float]]:
     return {name: (min(values), statistics.median(values)) for name, values in times.items()}
 
 
-def splits(path: Path) -> bool:
-    """Whether a second process has work: a directory, or a file big enough to scan in parts."""
-    return path.is_dir() or len(parts.plan(str(path), path.stat().st_size, workers=2)) > 1
+def splits(path: Path, workers: int) -> bool:
+    """Whether more processes have work: a directory, or a file big enough to scan in parts."""
+    return path.is_dir() or len(parts.plan(str(path), path.stat().st_size, workers=workers)) > 1
 
 
-def measure(inputs: dict[str, Path], engines: list[str], repeat: int) -> list[list[str]]:
+@dataclass
+class Row:
+    """One input at one number of jobs: rg, grep and each engine, timed in the same rounds."""
+
+    name: str
+    size_mb: float
+    jobs: int
+    rg: Timing
+    grep: Timing
+    engines: dict[str, Timing]
+
+
+def measure(inputs: dict[str, Path], engines: list[str], repeat: int, cores: int) -> list[Row]:
+    """Every input on one core and on all of them (`rg -j`, `--jobs`); rounds of rg, grep and
+    each engine in turn, so that all of one row met the same minutes of a shared machine."""
     pats = export_patterns()
     rows = []
     for name, path in inputs.items():
         size = size_of(path) / MB
-        for jobs in (1, 2) if splits(path) else (1,):
-            commands = baselines(path, pats, jobs) + [
-                (doctor(path, engine, jobs), None) for engine in engines
-            ]
-            rg, grep, *ours = best_interleaved(commands, repeat)
-            rows.append([name, "rg" if jobs == 1 else "rg -j2", "", *_cells(size, rg, rg, grep)])
-            rows.append([name, "grep", "", *_cells(size, grep, rg, grep)])
-            for engine, timing in zip(engines, ours):
-                print(f"{name} {engine} jobs={jobs}: {timing.seconds:.2f} s", file=sys.stderr)
-                rows.append([name, f"ascend-doctor {engine}", str(jobs), *_cells(size, timing, rg, grep)])
+        for jobs in sorted({1, cores}):
+            if jobs > 1 and not splits(path, jobs):
+                continue  # one process does all the work: the same run as jobs=1
+            ours = [(doctor(path, engine, jobs), None) for engine in engines]
+            rg, grep, *timings = best_interleaved(baselines(path, pats, jobs) + ours, repeat)
+            for engine, timing in zip(engines, timings):
+                done = f"{timing.seconds:.2f} s (rg {rg.seconds:.2f} s)"
+                print(f"{name} {engine} jobs={jobs}: {done}", file=sys.stderr)
+            rows.append(Row(name, size, jobs, rg, grep, dict(zip(engines, timings))))
     return rows
 
 
-def _cells(size: float, timing: Timing, rg: Timing, grep: Timing) -> list[str]:
-    return [
-        f"{size / timing.seconds:.0f}",
-        f"{rg.seconds / timing.seconds:.2f}",
-        f"{grep.seconds / timing.seconds:.2f}",
-        f"{timing.peak_mb:.0f}",
-    ]
-
-
-def table(rows: list[list[str]]) -> str:
-    head = ["input", "tool", "jobs", "MB/s", "× rg", "× grep", "peak RSS MB"]
+def table(rows: list[Row], engines: list[str]) -> str:
+    """Both engines side by side with rg and grep: MB/s, x rg, x grep, peak RSS."""
+    head = ["input", "jobs", "rg MB/s", "grep MB/s"]
+    for engine in engines:
+        head += [f"{engine} MB/s", "× rg", "× grep"]
+    head += [f"peak RSS MB ({', '.join(['rg', 'grep', *engines])})"]
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
-    lines += ["| " + " | ".join(row) + " |" for row in rows]
+    for row in rows:
+        cells = [row.name, str(row.jobs), _rate(row.size_mb, row.rg), _rate(row.size_mb, row.grep)]
+        for engine in engines:
+            timing = row.engines[engine]
+            cells += [
+                _rate(row.size_mb, timing),
+                f"{row.rg.seconds / timing.seconds:.2f}",
+                f"{row.grep.seconds / timing.seconds:.2f}",
+            ]
+        peaks = [row.rg, row.grep, *(row.engines[engine] for engine in engines)]
+        cells.append(" / ".join(f"{timing.peak_mb:.0f}" for timing in peaks))
+        lines.append("| " + " | ".join(cells) + " |")
     return "\n".join(lines)
+
+
+def _rate(size_mb: float, timing: Timing) -> str:
+    return f"{size_mb / timing.seconds:.0f}"
 
 
 def main() -> None:
@@ -222,22 +246,25 @@ def main() -> None:
     parser.add_argument("--plog-mb", type=int, default=1000)
     parser.add_argument("--plog-files", type=int, default=5000)
     parser.add_argument("--engine", action="append", choices=["python", "hyperscan"], help="default: both")
+    parser.add_argument("--jobs", type=int, help="'all cores' (default: os.cpu_count())")
     args = parser.parse_args()
     for tool in ("rg", "grep"):
         if shutil.which(tool) is None:
             raise SystemExit(f"{tool} is not installed (apt-get install ripgrep grep)")
     engines = args.engine or (["python", "hyperscan"] if hyperscan_available() else ["python"])
     inputs = generate(args.gen, args.big, args.plog_mb, args.plog_files)
-    rows = measure(inputs, engines, args.repeat)
+    cores = args.jobs or os.cpu_count() or 1
+    rows = measure(inputs, engines, args.repeat, cores)
     cpu = f"{os.cpu_count()} cores, {platform.processor() or platform.machine()}"
     starts = startup(args.repeat)
     print(f"\n{time.strftime('%Y-%m-%d')}, Python {platform.python_version()}, {cpu}\n")
-    print(table(rows))
+    print(table(rows, engines))
     runs = max(args.repeat, 20)
+    bare = starts["python -c pass"][1]
     print(f"\nStart-up, diagnosing a 10-line log (rule cache warm, {runs} interleaved runs):\n")
-    print("| command | best ms | median ms |\n|---|---|---|")
+    print("| command | best ms | median ms | median × `python -c pass` |\n|---|---|---|---|")
     for name, (fastest, middle) in starts.items():
-        print(f"| `{name}` | {fastest:.0f} | {middle:.0f} |")
+        print(f"| `{name}` | {fastest:.0f} | {middle:.0f} | {middle / bare:.1f} |")
 
 
 if __name__ == "__main__":

@@ -15,6 +15,7 @@ from collections.abc import Iterator, Sequence
 from typing import Any, Optional
 
 from ascend_doctor.errors import ConfigError
+from ascend_doctor.match.fast_engine import hyperscan_missing
 from ascend_doctor.match.literals import Literal
 
 # Bytes after which the clean text of a line may hold a literal that its raw bytes do not: ESC
@@ -423,20 +424,16 @@ class EveryLine:
 
 
 def hyperscan_available() -> bool:
-    try:
-        import hyperscan  # noqa: F401
-    except ImportError:
-        return False
-    return True
+    return hyperscan_missing() is None
 
 
 def require_engine(engine: str) -> None:
     """Refuse, before any work, an engine asked for by name that this install lacks."""
-    if engine == "hyperscan" and not hyperscan_available():
-        raise ConfigError(
-            "--engine hyperscan: hyperscan is not installed; `pip install 'ascend-doctor[fast]'` adds it "
-            "(wheels for x86-64 and aarch64 Linux), or use --engine auto"
-        )
+    if engine != "hyperscan":
+        return
+    reason = hyperscan_missing()
+    if reason is not None:
+        raise ConfigError(f"--engine hyperscan: {reason}; --engine auto reads with the pure-Python engine")
 
 
 def engine_name(engine: str) -> str:
