@@ -509,7 +509,7 @@ def rules_document(catalogue: dict[str, Any]) -> str:
 # Numbers are ambiguous: only in a framing that says "this is an error code". The framing words
 # are the prefilter literals; the code itself is looked up in the catalogue afterwards.
 NUMERIC_PATTERN = (
-    r"(?i:error ?code(?: is| ?[:=])|errcode ?[:=]|ret ?code ?[:=]|\bret ?[:=]|acl ?error ?[:=]"
+    r"(?i:error ?code(?: is| ?[:=])|errcode ?[:=]|ret ?code ?[:=]|acl ?error ?[:=]"
     r"|\berror ?=|errno ?[:=\[]|\[code ?[:=])\s*\[?(?P<code>0x[0-9a-f]+|-?\d+)\b"
 )
 

@@ -174,7 +174,7 @@ def _findings(tmp_path: Path, *lines: str) -> list[dict[str, Any]]:
             "needs_more_evidence",
         ),
         (
-            "[ERROR] RUNTIME(1,python): halMemAlloc failed, ret=0x7020016",
+            "[ERROR] RUNTIME(1,python): halMemAlloc failed, retCode=0x7020016",
             "catalogue.0x7020016",
             "device_out_of_memory",
         ),
@@ -196,7 +196,7 @@ def _findings(tmp_path: Path, *lines: str) -> list[dict[str, Any]]:
         ),
         ("[ERROR] APP(1,python): model execute error=545601", "catalogue.545601", "needs_more_evidence"),
         (
-            "[ERROR] HCCL(1,python): HcclAllGather failed, ret = 7 (hccl)",
+            "[ERROR] HCCL(1,python): HcclAllGather failed, error code is 7 (hccl)",
             "catalogue.7",
             "needs_more_evidence",
         ),
@@ -258,7 +258,7 @@ def test_both_engines_find_the_same_codes(tmp_path: Path, engine: str) -> None:
     log = tmp_path / "job.log"
     lines = [f"filler line {n} with nothing" for n in range(4000)]
     lines[100] = "[ERROR] GE(1,python): EH0002: Argument model must not be null."
-    lines[3000] = "[ERROR] RUNTIME(1,python): halMemAlloc failed, ret=0x7020016"
+    lines[3000] = "[ERROR] RUNTIME(1,python): halMemAlloc failed, retCode=0x7020016"
     log.write_text("\n".join(lines) + "\n", encoding="utf-8")
     doc, _ = diagnose_json(str(log), "--engine", engine, "--no-cache")
     assert [(f["rule_id"], f["evidence"][0]["line"]) for f in doc["findings"]] == [

@@ -129,10 +129,17 @@ FIELD_NAMES = {
 }
 
 
+# Sources that name the project's own research notes, which a user does not have.
+_INTERNAL_SOURCES = ("knowledge", "seed ", "cann-error-codes")
+
+
 def public_sources(sources: tuple[str, ...]) -> list[str]:
-    """The sources a user can open (links), each once. The others name the project's own research
-    notes (`knowledge §2 ...`, `seed 000 ...`), which a user does not have."""
-    return list(dict.fromkeys(source for source in sources if source.startswith(("https://", "http://"))))
+    """The sources a user can open (links, published documents), each once: not the project's
+    own research notes (`knowledge §2 ...`, `seed 000 ...`)."""
+    public = (source.strip() for source in sources)
+    return list(
+        dict.fromkeys(source for source in public if not source.lower().startswith(_INTERNAL_SOURCES))
+    )
 
 
 def print_rule(rule: Rule, lang: str, verbose: bool = False) -> None:
