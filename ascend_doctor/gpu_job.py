@@ -1,9 +1,10 @@
-"""A GPU job's findings are not Ascend failures.
+"""A GPU job's findings are not Ascend failures, nor are a Windows job's.
 
 A rule for a failure that jobs on any accelerator share (a port already in use, host memory
 exhausted, a vLLM KV cache that does not fit) fires on a CUDA job's log too. When an input shows an
-NVIDIA GPU and nothing in the logs shows an Ascend NPU, each such finding keeps its title and fix but
-is reported as `not_ascend`, without the Ascend environment remedies, and its cause says why.
+NVIDIA GPU or a Windows host (where Ascend's software does not run) and nothing in the logs shows an
+Ascend NPU, each such finding keeps its title and fix but is reported as `not_ascend`, without the
+Ascend environment remedies, and its cause says why.
 """
 
 from __future__ import annotations
@@ -11,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from ascend_doctor.model import Finding, InputRecord, Match, Text
-from ascend_doctor.read.accelerator import ascend_sign
+from ascend_doctor.read.accelerator import GPU, ascend_sign
 
 NOT_A_FAILURE = ("not_ascend", "no_failure")
 # Findings that say CUDA is asked for where there is none: whatever the log quotes (`cuda:0` in
@@ -20,25 +21,31 @@ NO_GPU_HERE = ("cuda_api_on_npu", "torch_npu_not_loaded")
 
 
 def gpu_only(records: Sequence[InputRecord], matches: Sequence[Match]) -> str:
-    """The GPU sign that makes these logs a GPU job's ("" when they are not, or show an NPU too)."""
+    """The sign (`kind:text`) that makes these logs a GPU or Windows job's ("" when they are not,
+    or show an NPU too)."""
     if any(record.ascend_seen for record in records):
         return ""
-    sign = next((record.gpu_seen for record in records if record.gpu_seen), "")
+    sign = next((record.foreign_seen for record in records if record.foreign_seen), "")
     if not sign or any(ascend_sign(match.evidence.text.encode("utf-8", "replace")) for match in matches):
         return ""
     return sign
 
 
 def _on_gpu(finding: Finding, sign: str) -> Finding:
+    kind, _, text = sign.partition(":")
+    where_en, where_zh = (
+        (f"an NVIDIA GPU ({text})", f"NVIDIA GPU（{text}）")
+        if kind == GPU
+        else (f"Windows ({text})", f"Windows（{text}）")
+    )
     cause = finding.rule.cause
     rule = finding.rule._replace(
         category="not_ascend",
         env=(),
         cause=Text(
-            f"These logs are of a job on an NVIDIA GPU ({sign}) and show no Ascend NPU, so this is not an "
-            f"Ascend failure. {cause.en}",
-            f"这些日志来自运行在 NVIDIA GPU 上的任务（{sign}），看不到昇腾 NPU，"
-            f"因此这不是昇腾故障。{cause.zh}",
+            f"These logs are of a job on {where_en} and show no Ascend NPU, so this is not an Ascend "
+            f"failure. {cause.en}",
+            f"这些日志来自运行在{where_zh}上的任务，看不到昇腾 NPU，因此这不是昇腾故障。{cause.zh}",
         ),
     )
     return finding._replace(rule=rule, env=())

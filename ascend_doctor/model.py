@@ -156,7 +156,7 @@ class InputRecord(NamedTuple):
     raised: tuple[Raised, ...] = ()
     world_size: int = 0
     ascend_seen: bool = False  # a sign of an Ascend NPU in its first or last bytes (a plog always)
-    gpu_seen: str = ""  # the first sign of an NVIDIA GPU there
+    foreign_seen: str = ""  # the first sign there of a job elsewhere: "gpu:A100", "windows:H:\\..."
     node: str = ""
 
     @property

@@ -50,3 +50,18 @@ def test_an_ascend_sign_deep_in_a_log_is_seen_through_the_lines_rules_matched(tm
     text = "CUDA_VISIBLE_DEVICES=0 python bench.py\n" + filler + "[npu:0] " + PORT_IN_USE
     text += filler
     assert _top(tmp_path, text)["category"] != "not_ascend"
+
+
+def test_a_job_on_windows_gets_no_ascend_claim(tmp_path: Path) -> None:
+    """Ascend's software does not run on Windows: NCCL missing there is no NPU job's wrong backend."""
+    text = (
+        '  File "H:\\CONDA\\envs\\sd\\lib\\site-packages\\torch\\distributed\\distributed_c10d.py", line 727\n'
+        '    raise RuntimeError("Distributed package doesn\'t have NCCL " "built in")\n'
+        "RuntimeError: Distributed package doesn't have NCCL built in\n"
+    )
+    log = tmp_path / "train.log"
+    log.write_text(text, encoding="utf-8")
+    report, _ = diagnose_json(str(log))
+    assert report["findings"]
+    assert all(finding["category"] == "not_ascend" for finding in report["findings"])
+    assert any("job on Windows (H:\\CONDA" in finding["cause"] for finding in report["findings"])

@@ -197,7 +197,7 @@ class _Merger:
             tuple(_raised(raised, path) for raised in item.get("raised", ())),
             int(item.get("world_size") or 0),
             bool(item.get("ascend_seen")),
-            str(item.get("gpu_seen") or ""),
+            str(item.get("foreign_seen") or ""),
             node,
         )
         rules = report.data["rules_matched"]

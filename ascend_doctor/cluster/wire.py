@@ -137,7 +137,7 @@ class NodeFacts:
             "world_size": record.world_size,
             # What the verdict on a GPU job's logs needs: the input's own signs and its matched lines'.
             "ascend_seen": record.ascend_seen or any(ascend_sign(m.evidence.text.encode()) for m in matches),
-            "gpu_seen": record.gpu_seen,
+            "foreign_seen": record.foreign_seen,
         }
 
     def finding_extras(self, finding: Finding) -> dict[str, Any]:

@@ -1,4 +1,4 @@
-"""Which accelerator a log shows: an Ascend NPU, an NVIDIA GPU, both or neither.
+"""Which accelerator a log shows: an Ascend NPU, an NVIDIA GPU or a Windows host, both or neither.
 
 Some failures happen to a job on any accelerator (a port already in use, host memory exhausted, a
 vLLM KV cache that does not fit), and the rules for them fire on a GPU job's log as well. There the
@@ -6,7 +6,8 @@ honest answer is "not an Ascend failure". The signs are read in the first and la
 input (the scanner keeps them) and in the lines rules matched. Only strong GPU signs count: a CUDA
 device in use (`cuda:0`, `CUDA_VISIBLE_DEVICES`, an NVIDIA GPU's name, a CUDA OOM, NCCL's own log
 lines), not code that merely asks for CUDA on an NPU machine ("Found no NVIDIA driver", "Torch not
-compiled with CUDA enabled").
+compiled with CUDA enabled"). Ascend's software does not run on Windows: a Python package path of a
+Windows drive (`H:\\conda\\...\\site-packages`) is such a sign too.
 """
 
 from __future__ import annotations
@@ -26,22 +27,28 @@ GPU_SIGN = re.compile(
     rb"|cudaError\w+|CUDA error: |libcudart\.so|CUBLAS_STATUS_\w+|CUDNN_STATUS_\w+"
     rb"|NCCL (?:WARN|INFO) |nccl(?:InternalError|UnhandledCudaError|SystemError)"
 )
-SIGN_LIMIT = 60  # characters of a GPU sign kept to quote it
+WINDOWS_SIGN = re.compile(rb"\b[A-Z]:\\(?:[^\\\s\"']+\\)+(?:site|dist)-packages\\")
+SIGN_LIMIT = 60  # characters of a sign kept to quote it
+GPU, WINDOWS = "gpu", "windows"  # what a foreign sign is of: "gpu:A100", "windows:H:\\conda\\..."
 
 
 def ascend_sign(data: bytes) -> bool:
     return ASCEND_SIGN.search(data) is not None
 
 
-def gpu_sign(data: bytes) -> str:
-    """The first strong sign of an NVIDIA GPU in `data`, as text ("" when none)."""
-    found = GPU_SIGN.search(data)
-    return found.group(0).decode("utf-8", "replace")[:SIGN_LIMIT] if found else ""
+def foreign_sign(data: bytes) -> str:
+    """The first strong sign in `data` of a job that is not on an Ascend NPU, as `kind:text`
+    (an NVIDIA GPU, or a Windows host), "" when none."""
+    for kind, pattern in ((GPU, GPU_SIGN), (WINDOWS, WINDOWS_SIGN)):
+        found = pattern.search(data)
+        if found:
+            return f"{kind}:{found.group(0).decode('utf-8', 'replace')[:SIGN_LIMIT]}"
+    return ""
 
 
 def signs(head: bytes, tail: bytes, plog: bool) -> tuple[bool, str]:
-    """(an Ascend sign, the first GPU sign) of one input's first and last bytes. A CANN plog is an
-    Ascend log whatever it holds."""
+    """(an Ascend sign, the first foreign sign) of one input's first and last bytes. A CANN plog
+    is an Ascend log whatever it holds."""
     if plog:
         return True, ""
-    return ascend_sign(head) or ascend_sign(tail), gpu_sign(head) or gpu_sign(tail)
+    return ascend_sign(head) or ascend_sign(tail), foreign_sign(head) or foreign_sign(tail)
