@@ -223,7 +223,9 @@ def test_a_specific_rule_wins_the_line_with_no_duplicate(tmp_path: Path) -> None
 
 
 def test_a_rule_listing_the_code_absorbs_it(tmp_path: Path) -> None:
-    findings = _findings(tmp_path, "[ERROR] RUNTIME(1,python): EE9999: Inner Error!")
+    findings = _findings(
+        tmp_path, "[ERROR] RUNTIME(1,python): EE9999: [PID: 1] Task execute failed, stream_id:2"
+    )
     assert [f["rule_id"] for f in findings] == ["cann.ee9999-inner-error"]
 
 
