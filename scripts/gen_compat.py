@@ -1,6 +1,6 @@
 """Generate ascend_doctor/check/compat.json, the compatibility table `ascend-doctor check` ships,
 from the sourced compatibility facts (knowledge/compat/*.yaml: torch_npu, vllm_ascend, cann_driver,
-cann_python_deps).
+cann_python_deps, mindspore).
 
 Each row keeps its `source`. Only what the checks compare is kept; the prose, the contradictions and
 the gaps stay in the compat README next to the facts. Run it again when the facts change:
@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
 import sys
 from pathlib import Path
 from typing import Any
@@ -118,6 +119,40 @@ def python_deps_rows(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
     ]
 
 
+def _python_range(text: str) -> list[str]:
+    """MindSpore's install page: `3.9-3.11` -> 3.9, 3.10, 3.11; `Python 3.7.5 or 3.9.0` -> 3.7, 3.9."""
+    bounds = re.fullmatch(r"3\.(\d+)-3\.(\d+)", text.strip())
+    if bounds:
+        return [f"3.{minor}" for minor in range(int(bounds[1]), int(bounds[2]) + 1)]
+    return list(dict.fromkeys(re.findall(r"\b3\.\d+", text)))
+
+
+def mindspore_rows(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """MindSpore <-> CANN (<-> Python): its install page per docs branch, and the MindFormers matrix
+    (the only source for 2.7 and later). Rows naming no CANN release number (`V100R020C10`) are left out."""
+    table = []
+    for row in rows:
+        if row["kind"] == "mindspore_install_doc":
+            mindspore, python = row["mindspore_series"], _python_range(row["python"])
+        elif row["kind"] == "mindformers_matrix":
+            mindspore, python = row["mindspore"], []  # it recommends one Python, it gives no range
+        else:
+            continue
+        cann = [name for name in str(row["cann"]).split(", ") if name[:1].isdigit()]
+        if mindspore is None or not cann:
+            continue
+        table.append(
+            {
+                "mindspore": str(mindspore),
+                "cann": cann,
+                "python": python,
+                "kind": row["kind"],
+                "source": row["source"],
+            }
+        )
+    return table
+
+
 def build(source: Path) -> dict[str, Any]:
     def load(name: str) -> list[dict[str, Any]]:
         return yaml.safe_load((source / name).read_text("utf-8"))
@@ -133,6 +168,7 @@ def build(source: Path) -> dict[str, Any]:
         "cann_driver": cann_driver_rows(drivers),
         "soc_families": soc_family_rows(drivers),
         "cann_python_deps": python_deps_rows(load("cann_python_deps.yaml")),
+        "mindspore": mindspore_rows(load("mindspore.yaml")),
     }
 
 

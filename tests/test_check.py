@@ -273,3 +273,48 @@ def test_a_machine_without_ascend_says_so_and_fails(tmp_path: Path) -> None:
     assert found["versions.cann"].status is Status.ERROR
     assert found["devices.npu-smi"].status is Status.ERROR
     assert found["env.cann-variables"].status is Status.SKIPPED
+
+
+def test_a_mindspore_paired_with_its_cann_fits(tmp_path: Path) -> None:
+    fake = healthy(tmp_path)  # CANN 8.0.0, Python 3.10
+    fake.packages(mindspore="2.4.10")
+    found = results(run_checks(fake.machine()))
+    assert found["versions.mindspore-cann"].status is Status.OK
+    assert found["versions.mindspore-cann"].title.en == "MindSpore 2.4.10 fits CANN 8.0.0"
+    assert found["versions.python-mindspore"].status is Status.OK
+
+
+def test_a_mindspore_for_another_cann_series_is_an_error_with_the_versions_that_fit(tmp_path: Path) -> None:
+    fake = healthy(tmp_path)
+    fake.packages(mindspore="2.6.0")
+    report = run_checks(fake.machine())
+    result = results(report)["versions.mindspore-cann"]
+    assert result.status is Status.ERROR and report.failed
+    assert result.title.en == "MindSpore 2.6.0 does not fit CANN 8.0.0"
+    assert "CANN 8.1.RC1.beta1" in result.why.en  # what MindSpore 2.6.0 is paired with
+    assert "For CANN 8.0.0: MindSpore 2.5.0, 2.4.10" in result.why.en
+    assert "pip install mindspore==2.5.0" in result.fix.en
+
+
+def test_a_mindspore_paired_with_another_release_of_the_same_cann_series_is_a_warning(tmp_path: Path) -> None:
+    fake = healthy(tmp_path)
+    fake.packages(mindspore="2.4.0")  # paired with 8.0.RC3, the machine has 8.0.0
+    result = results(run_checks(fake.machine()))["versions.mindspore-cann"]
+    assert result.status is Status.WARNING
+    assert "8.0.RC3" in result.why.en
+
+
+def test_a_python_outside_the_mindspore_range_is_a_warning(tmp_path: Path) -> None:
+    fake = FakeMachine(tmp_path)
+    fake.legacy_toolkit("7.0.0")
+    fake.packages(mindspore="2.2.14")  # the r2.2 install page: CANN 7.0.0.beta1, Python 3.7-3.9
+    found = results(run_checks(fake.machine()))
+    assert found["versions.mindspore-cann"].status is Status.OK
+    assert found["versions.python-mindspore"].status is Status.WARNING
+    assert "3.7, 3.8, 3.9" in found["versions.python-mindspore"].why.en
+
+
+def test_mindspore_not_installed_is_skipped(tmp_path: Path) -> None:
+    found = results(run_checks(healthy(tmp_path).machine()))
+    assert found["versions.mindspore-cann"].status is Status.SKIPPED
+    assert "versions.python-mindspore" not in found

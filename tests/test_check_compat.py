@@ -11,7 +11,7 @@ import pytest
 
 from ascend_doctor.check import compat
 from ascend_doctor.check.npu_smi import parse
-from ascend_doctor.check.version_parse import fits, key, release
+from ascend_doctor.check.version_parse import fits, key, normal, release
 from tests.conftest import REPO
 from tests.fake_machine import SMI
 
@@ -22,7 +22,14 @@ ODD_PAIRS = {("1.5.0.post3", "1.8.1"), ("2.5.0", "2.5.1")}
 
 def test_every_section_has_rows_and_every_row_its_source() -> None:
     table = compat.table()
-    assert set(table) == {"torch_npu", "vllm_ascend", "cann_driver", "soc_families", "cann_python_deps"}
+    assert set(table) == {
+        "torch_npu",
+        "vllm_ascend",
+        "cann_driver",
+        "soc_families",
+        "cann_python_deps",
+        "mindspore",
+    }
     for name, rows in table.items():
         assert rows, name
         assert all(row["source"] for row in rows), name
@@ -45,6 +52,17 @@ def test_every_version_in_the_table_parses() -> None:
     for row in compat.table()["cann_driver"]:
         assert row["driver"] and all(release(version) for version in row["driver"]), row
         assert release(row["cann"]), row
+    for row in compat.table()["mindspore"]:
+        assert release(row["mindspore"]) and all(release(cann) for cann in row["cann"]), row
+        assert all(len(release(minor)) == 2 for minor in row["python"]), row
+
+
+def test_the_mindspore_sources_agree_where_both_pair_a_release() -> None:
+    """The install page and the MindFormers matrix name the same CANN (community or commercial name)."""
+    for version in ("2.4.10", "2.4.0", "2.3.0", "2.6.0rc1"):
+        rows = compat.mindspore_rows(version)
+        assert {row["kind"] for row in rows} == {"mindspore_install_doc", "mindformers_matrix"}, version
+        assert len({fits_name for row in rows for fits_name in map(normal, row["cann"])}) == 1, version
 
 
 def test_the_table_is_what_the_generator_makes_of_the_facts() -> None:

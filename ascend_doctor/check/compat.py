@@ -93,3 +93,29 @@ def soc_family(npu_smi_name: str) -> str | None:
         if npu_smi_name in row["npu_smi_names"] or f"Ascend{npu_smi_name}" in row["soc_names"]:
             return str(row["family"])
     return None
+
+
+def _mindspore_name(version: str) -> str:
+    return normal(version).replace("-", "")  # the MindFormers table writes 2.6.0-rc1, pip 2.6.0rc1
+
+
+def mindspore_rows(mindspore: str) -> list[Row]:
+    """The table's rows for this MindSpore: its exact release, else its docs branch (`2.2` for 2.2.14)."""
+    rows = table()["mindspore"]
+    exact = [row for row in rows if _mindspore_name(row["mindspore"]) == _mindspore_name(mindspore)]
+    branches = [
+        row
+        for row in rows
+        if normal(row["mindspore"]) == ".".join(map(str, release(row["mindspore"])))
+        and len(release(row["mindspore"])) < 3
+        and release(mindspore)[: len(release(row["mindspore"]))] == release(row["mindspore"])
+    ]
+    return exact or branches
+
+
+def mindspore_for_cann(cann: str) -> list[str]:
+    """The MindSpore releases the table pairs with this CANN release, newest first."""
+    found = {
+        row["mindspore"] for row in table()["mindspore"] if any(fits(cann, name) for name in row["cann"])
+    }
+    return sorted(found, key=key, reverse=True)

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from ascend_doctor import __version__
-from ascend_doctor.check import devices, environment, hdk, settings, versions
+from ascend_doctor.check import devices, environment, hdk, mindspore, settings, versions
 from ascend_doctor.check.install import find_driver, find_firmware, find_toolkit
 from ascend_doctor.check.machine import Interpreter, Machine, ask_interpreter
 from ascend_doctor.check.probe import PROBE_TIMEOUT, ProbeRun, run_probe
@@ -96,6 +96,8 @@ def run_checks(
     results += [hdk.toolkit_result(toolkit), hdk.driver_result(driver, smi.driver if smi else None)]
     optional = [
         versions.torch_npu_cann(python, toolkit),
+        mindspore.mindspore_cann(python, toolkit),
+        mindspore.mindspore_python(python),
         hdk.cann_driver(toolkit, driver.version if driver else smi.driver if smi else None),
         hdk.firmware_result(driver, firmware),
         versions.vllm_ascend_result(python, toolkit) if python else None,
