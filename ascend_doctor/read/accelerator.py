@@ -28,22 +28,41 @@ GPU_SIGN = re.compile(
     rb"|NCCL (?:WARN|INFO) |nccl(?:InternalError|UnhandledCudaError|SystemError)"
 )
 WINDOWS_SIGN = re.compile(rb"\b[A-Z]:\\(?:[^\\\s\"']+\\)+(?:site|dist)-packages\\")
+# The signs' case-insensitive pattern pieces with their lookarounds make `re` try every position:
+# ~20 ms for an input's 80 KB. Each sign is looked for only around the places an alternation of
+# its literals finds in the lower-cased bytes (1.5-5.5 ms); CONTEXT bytes either side hold any match.
+ASCEND_HINTS = re.compile(
+    rb"(?<![a-z])npu|npu(?![a-z])|ascend|cann|hccl|aclnn|aclrt|davinci|mindie|910|310p|e(?:[a-z]\d{4}|\d{5})\b"
+    rb"|\[(?:error|warning|info|event|debug)\] "
+)
+GPU_HINTS = re.compile(rb"cuda|nvidia|a100|h100|h200|v100|a800|h800|l40|rtx|cublas|cudnn|nccl")
+WINDOWS_HINT = b"-packages\\"
+CONTEXT = 64
 SIGN_LIMIT = 60  # characters of a sign kept to quote it
 GPU, WINDOWS = "gpu", "windows"  # what a foreign sign is of: "gpu:A100", "windows:H:\\conda\\..."
 
 
+def _first(sign: re.Pattern[bytes], data: bytes, hints: re.Pattern[bytes]) -> re.Match[bytes] | None:
+    """`sign`'s first match in `data`, looked for only around what `hints` finds in its lower case."""
+    for hint in hints.finditer(data.lower()):
+        found = sign.search(data, max(0, hint.start() - CONTEXT), hint.end() + CONTEXT)
+        if found:
+            return found
+    return None
+
+
 def ascend_sign(data: bytes) -> bool:
-    return ASCEND_SIGN.search(data) is not None
+    return _first(ASCEND_SIGN, data, ASCEND_HINTS) is not None
 
 
 def foreign_sign(data: bytes) -> str:
     """The first strong sign in `data` of a job that is not on an Ascend NPU, as `kind:text`
     (an NVIDIA GPU, or a Windows host), "" when none."""
-    for kind, pattern in ((GPU, GPU_SIGN), (WINDOWS, WINDOWS_SIGN)):
-        found = pattern.search(data)
-        if found:
-            return f"{kind}:{found.group(0).decode('utf-8', 'replace')[:SIGN_LIMIT]}"
-    return ""
+    found = _first(GPU_SIGN, data, GPU_HINTS)
+    kind = GPU
+    if found is None and WINDOWS_HINT in data:
+        found, kind = WINDOWS_SIGN.search(data), WINDOWS
+    return f"{kind}:{found.group(0).decode('utf-8', 'replace')[:SIGN_LIMIT]}" if found else ""
 
 
 def signs(head: bytes, tail: bytes, plog: bool) -> tuple[bool, str]:
