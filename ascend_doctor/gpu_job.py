@@ -11,10 +11,9 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from ascend_doctor.model import Finding, InputRecord, Match, Text
+from ascend_doctor.model import NOT_A_FAILURE, Finding, InputRecord, Match, Text
 from ascend_doctor.read.accelerator import GPU, ascend_sign
 
-NOT_A_FAILURE = ("not_ascend", "no_failure")
 # Findings that say CUDA is asked for where there is none: whatever the log quotes (`cuda:0` in
 # the user's code), such a job does not run on a GPU.
 NO_GPU_HERE = ("cuda_api_on_npu", "torch_npu_not_loaded")

@@ -109,6 +109,8 @@ class Evidence(NamedTuple):
 # that names a code (a hint, a comment, a doc line, a command that looks for it).
 CODE = "code"
 PROSE = "prose"
+# Categories that claim no Ascend failure: a not-Ascend bug, or a run that did not fail.
+NOT_A_FAILURE = ("not_ascend", "no_failure")
 
 
 class Match(NamedTuple):

@@ -27,9 +27,10 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))
 
 from ascend_doctor.engine import ScanOptions, diagnose  # noqa: E402
+from ascend_doctor.model import NOT_A_FAILURE  # noqa: E402
 from ascend_doctor.rulebase.load import load_rulebase  # noqa: E402
 
-NEGATIVE = ("not_ascend", "no_failure")
+NEGATIVE = NOT_A_FAILURE
 
 _RULEBASE = None
 

@@ -6,12 +6,9 @@ import re
 from typing import Protocol, TextIO
 
 from ascend_doctor import uncaught
-from ascend_doctor.model import Evidence, Finding, Report, Severity
+from ascend_doctor.model import NOT_A_FAILURE, Evidence, Finding, Report, Severity
 from ascend_doctor.read.events import rank_of_path
 
-# Categories whose verdict says the job did not fail on Ascend: said only when no other error was
-# found that is a cause (not a symptom or consequence of another finding).
-NOT_A_FAILURE = ("not_ascend", "no_failure")
 _CONTROL = re.compile(r"[\x00-\x08\x0a-\x1f\x7f-\x9f]")
 
 # The words of the text report; the CI formats label their lines with the same ones.
