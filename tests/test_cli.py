@@ -5,9 +5,11 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import click
 import pytest
 
 from ascend_doctor import __version__
+from ascend_doctor.cli.app import app
 from tests.conftest import diagnose_json, run_cli
 
 OOM_LOG = (
@@ -43,6 +45,37 @@ def test_every_command_has_help_with_an_example() -> None:
         result = run_cli(*command, "--help")
         assert result.exit_code == 0, command
         assert "ascend-doctor" in result.stdout and "Example" in result.stdout, command
+
+
+def _help_lines(option: str) -> dict[str, tuple[str, str]]:
+    """The line `--help` shows for `option` (its spelling and choices, then its help), by the command
+    line of each command that takes it."""
+    lines = {}
+    commands: list[tuple[str, click.Command]] = [("", app())]
+    while commands:
+        name, command = commands.pop()
+        if isinstance(command, click.Group):
+            commands += [(f"{name} {sub}".strip(), each) for sub, each in command.commands.items()]
+            continue
+        context = click.Context(command, info_name=name)
+        for param in command.params:
+            record = param.get_help_record(context)
+            if option in (*param.opts, *param.secondary_opts) and record is not None:
+                lines[name] = record
+    return lines
+
+
+@pytest.mark.parametrize("option", ["--lang", "--color", "--rules", "--engine", "--no-cache", "--debug"])
+def test_an_option_several_commands_take_reads_the_same_in_each_help(option: str) -> None:
+    lines = _help_lines(option)
+    assert len(lines) > 1, lines
+    assert len(set(lines.values())) == 1, lines
+
+
+def test_fail_on_offers_the_same_severities_and_default_wherever_it_is_taken() -> None:
+    lines = _help_lines("--fail-on")
+    assert len(lines) > 1, lines
+    assert len({(spelling, text.rpartition("[default:")[2]) for spelling, text in lines.values()}) == 1, lines
 
 
 def test_a_failing_log_exits_1_and_names_the_cause(tmp_path: Path) -> None:

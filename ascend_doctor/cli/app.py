@@ -11,8 +11,20 @@ import click
 
 from ascend_doctor import __version__
 from ascend_doctor.cli.diagnose import failure_code, run_diagnose
-from ascend_doctor.cli.request import DEFAULTS, ENGINES, FAIL_ON, MAX_JOBS, DiagnoseRequest
-from ascend_doctor.config import DIAGNOSE_ENVIRONMENT, LANGUAGES, stdin_is_terminal
+from ascend_doctor.cli.options import (
+    color_option,
+    debug_option,
+    engine_option,
+    exit_zero_option,
+    fail_on_option,
+    format_option,
+    lang_option,
+    no_cache_option,
+    output_option,
+    rules_option,
+)
+from ascend_doctor.cli.request import DEFAULTS, MAX_JOBS, DiagnoseRequest
+from ascend_doctor.config import DIAGNOSE_ENVIRONMENT, stdin_is_terminal
 from ascend_doctor.read.sources import STDIN
 from ascend_doctor.render import RENDERERS
 
@@ -82,61 +94,20 @@ def cli() -> None:
 
 @cli.command("diagnose", epilog=DIAGNOSE_EPILOG)
 @click.argument("paths", nargs=-1, metavar="[PATH|-]...")
-@click.option(
-    "-f",
-    "--format",
-    "fmt",
-    type=click.Choice(sorted(RENDERERS)),
-    default=DEFAULTS.fmt,
-    envvar=DIAGNOSE_ENVIRONMENT["fmt"],
-    show_default=True,
-    help="Report format.",
-)
-@click.option(
-    "-o", "--output", default=DEFAULTS.output, metavar="FILE", help="Write the report to FILE ('-' = stdout)."
-)
-@click.option(
-    "--rules",
-    "rules_dirs",
-    multiple=True,
-    metavar="DIR",
-    help="Also load the rule files (*.yaml) in DIR; repeatable. See docs/rule-format.md.",
-)
-@click.option(
-    "--lang",
-    type=click.Choice(LANGUAGES),
-    default=None,
-    help="Language of the report (default: from LC_ALL/LANG).",
-)
-@click.option(
-    "--fail-on",
-    type=click.Choice(FAIL_ON),
-    default=DEFAULTS.fail_on,
-    show_default=True,
-    envvar=DIAGNOSE_ENVIRONMENT["fail_on"],
-    help="Lowest severity that makes the exit code 1.",
-)
-@click.option(
-    "--exit-zero", is_flag=True, help="Report findings but exit 0 (a path that cannot be read is still 2)."
-)
-@click.option(
-    "--color/--no-color",
-    default=None,
-    help="Force colour on or off (default: on for a terminal; NO_COLOR is honoured).",
-)
+@format_option(sorted(RENDERERS), envvar=DIAGNOSE_ENVIRONMENT["fmt"])
+@output_option()
+@rules_option()
+@lang_option()
+@fail_on_option(envvar=DIAGNOSE_ENVIRONMENT["fail_on"])
+@exit_zero_option("a path that cannot be read")
+@color_option()
 @click.option(
     "--stdin-name",
     default=DEFAULTS.stdin_name,
     show_default=True,
     help="Name shown for input read from stdin.",
 )
-@click.option(
-    "--engine",
-    type=click.Choice(ENGINES),
-    default=DEFAULTS.engine,
-    show_default=True,
-    help="Prefilter engine; 'auto' uses hyperscan when installed. Findings are identical.",
-)
+@engine_option()
 @click.option(
     "-j",
     "--jobs",
@@ -151,8 +122,8 @@ def cli() -> None:
     help="Copy the log read from stdin ('-') to stdout as it arrives, unchanged; the report goes to "
     "stderr (or -o FILE).",
 )
-@click.option("--no-cache", is_flag=True, help="Do not use the compiled rule cache.")
-@click.option("--debug", is_flag=True, help="Show tracebacks for internal errors.")
+@no_cache_option()
+@debug_option()
 @click.option(
     "--node",
     metavar="NAME",

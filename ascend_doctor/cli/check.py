@@ -7,7 +7,8 @@ import sys
 
 import click
 
-from ascend_doctor.config import LANGUAGES, default_language, environment, no_color_requested
+from ascend_doctor.cli.options import color_option, format_option, lang_option
+from ascend_doctor.config import default_language, environment, no_color_requested
 from ascend_doctor.errors import ExitCode
 
 CHECK_FORMATS = ("text", "json", "markdown", "github")
@@ -46,22 +47,9 @@ level or no Ascend software or device was found, 2 usage error.
     show_default=True,
     help="Seconds the --deep probe may take.",
 )
-@click.option(
-    "-f",
-    "--format",
-    "fmt",
-    type=click.Choice(CHECK_FORMATS),
-    default="text",
-    show_default=True,
-    help="Report format.",
-)
-@click.option(
-    "--lang",
-    type=click.Choice(LANGUAGES),
-    default=None,
-    help="Language of the report (default: from LC_ALL/LANG).",
-)
-@click.option("--color/--no-color", default=None, help="Force colour on or off (default: on for a terminal).")
+@format_option(CHECK_FORMATS)
+@lang_option()
+@color_option()
 def check_command(
     python: str | None, deep: bool, timeout: float, fmt: str, lang: str | None, color: bool | None
 ) -> None:

@@ -7,11 +7,11 @@ import io
 import click
 
 from ascend_doctor.cli.diagnose import require_something_read, resolve_paths, say
+from ascend_doctor.cli.options import lang_option, rules_option
 from ascend_doctor.cluster.bundle import Limits, write_bundle
 from ascend_doctor.cluster.environment import snapshot
 from ascend_doctor.cluster.redact import Redactor, redact_report
 from ascend_doctor.config import (
-    LANGUAGES,
     cpu_count,
     default_language,
     job_environment,
@@ -76,10 +76,8 @@ def _documents(report: Report) -> dict[str, str]:
 @click.option(
     "--node", default=None, metavar="NAME", help="The machine's name in the report (default: host name)."
 )
-@click.option("--rules", "rules_dirs", multiple=True, metavar="DIR", help="Also load the rule files in DIR.")
-@click.option(
-    "--lang", type=click.Choice(LANGUAGES), default=None, help="Report language (default: from LANG)."
-)
+@rules_option()
+@lang_option()
 def collect_command(
     paths: tuple[str, ...],
     output: str,

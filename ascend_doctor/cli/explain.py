@@ -14,8 +14,9 @@ from rich.cells import cell_len
 from rich.console import Console
 from rich.text import Text
 
-from ascend_doctor.cli.rules import print_rule, public_sources, rule_dict
-from ascend_doctor.config import LANGUAGES, default_language
+from ascend_doctor.cli.options import format_option, lang_option, rules_option
+from ascend_doctor.cli.rules import TEXT_OR_JSON, print_rule, public_sources, rule_dict
+from ascend_doctor.config import default_language
 from ascend_doctor.errors import ConfigError
 from ascend_doctor.model import Rule, plain
 from ascend_doctor.rulebase import catalogue
@@ -278,9 +279,9 @@ def _print_text(found: Explanation, lang: str, verbose: bool) -> None:
 # A DCMI code such as -8005 would otherwise be read as an unknown option.
 @click.command("explain", context_settings={"ignore_unknown_options": True})
 @click.argument("code")
-@click.option("--rules", "rules_dirs", multiple=True, metavar="DIR", help="Also load the rules in DIR.")
-@click.option("-f", "--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
-@click.option("--lang", type=click.Choice(LANGUAGES), default=None, help="Language (default: from LANG).")
+@rules_option()
+@format_option(TEXT_OR_JSON, what="output")
+@lang_option()
 @click.option("-v", "--verbose", is_flag=True, help="Also show the rules' patterns (regexes).")
 def explain_command(
     code: str, rules_dirs: tuple[str, ...], fmt: str, lang: str | None, verbose: bool

@@ -8,9 +8,17 @@ from typing import Any
 import click
 
 from ascend_doctor.cli.diagnose import exit_code, notify_inputs, write_report
-from ascend_doctor.cli.request import FAIL_ON, DiagnoseRequest
+from ascend_doctor.cli.options import (
+    color_option,
+    exit_zero_option,
+    fail_on_option,
+    format_option,
+    lang_option,
+    output_option,
+)
+from ascend_doctor.cli.request import DiagnoseRequest
 from ascend_doctor.cluster.merge import merge
-from ascend_doctor.config import LANGUAGES, default_language
+from ascend_doctor.config import default_language
 from ascend_doctor.errors import InputError
 from ascend_doctor.render import RENDERERS
 
@@ -39,30 +47,12 @@ Exit codes: 0 nothing to fix found, 1 a cause was found (at or above --fail-on),
 
 @click.command("merge", epilog=MERGE_EPILOG)
 @click.argument("paths", nargs=-1, required=True, metavar="REPORT.json|DIR...")
-@click.option(
-    "-f",
-    "--format",
-    "fmt",
-    type=click.Choice(sorted(RENDERERS)),
-    default="text",
-    show_default=True,
-    help="Report format.",
-)
-@click.option("-o", "--output", default="-", metavar="FILE", help="Write the report to FILE ('-' = stdout).")
-@click.option(
-    "--lang", type=click.Choice(LANGUAGES), default=None, help="Report language (default: from LANG)."
-)
-@click.option(
-    "--fail-on",
-    type=click.Choice(FAIL_ON),
-    default="error",
-    show_default=True,
-    help="Lowest severity that makes the exit code 1.",
-)
-@click.option(
-    "--exit-zero", is_flag=True, help="Report findings but exit 0 (an unmergeable report is still 2)."
-)
-@click.option("--color/--no-color", default=None, help="Force colour on or off (default: on for a terminal).")
+@format_option(sorted(RENDERERS))
+@output_option()
+@lang_option()
+@fail_on_option()
+@exit_zero_option("an unmergeable report")
+@color_option()
 def merge_command(**options: Any) -> None:
     """Merge the JSON reports of several nodes into one diagnosis, ranked as one run over all their logs."""
     request = DiagnoseRequest(**options)

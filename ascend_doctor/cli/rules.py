@@ -12,7 +12,8 @@ from rich.cells import cell_len
 from rich.console import Console
 from rich.text import Text
 
-from ascend_doctor.config import LANGUAGES, default_language
+from ascend_doctor.cli.options import engine_option, format_option, lang_option, rules_option
+from ascend_doctor.config import default_language
 from ascend_doctor.errors import ConfigError, ExitCode
 from ascend_doctor.match.prefilter import require_engine
 from ascend_doctor.match.selfcheck import check_rules
@@ -20,6 +21,8 @@ from ascend_doctor.model import Rule, plain
 from ascend_doctor.rulebase.knowledge import find_env_var
 from ascend_doctor.rulebase.load import bundled_rules_dir, load_rulebase, rule_files
 from ascend_doctor.rulebase.prose import prose_problems
+
+TEXT_OR_JSON = ("text", "json")  # what `rules list` and `explain` write
 
 
 def rule_dict(rule: Rule) -> dict[str, Any]:
@@ -52,8 +55,8 @@ def _known_category(ctx: click.Context, param: click.Parameter, value: str | Non
 
 
 @rules_group.command("list")
-@click.option("--rules", "rules_dirs", multiple=True, metavar="DIR", help="Also load the rules in DIR.")
-@click.option("-f", "--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
+@rules_option()
+@format_option(TEXT_OR_JSON, what="output")
 @click.option(
     "--category",
     default=None,
@@ -80,8 +83,8 @@ def rules_list(rules_dirs: tuple[str, ...], fmt: str, category: str | None) -> N
 
 @rules_group.command("show")
 @click.argument("rule_id")
-@click.option("--rules", "rules_dirs", multiple=True, metavar="DIR", help="Also load the rules in DIR.")
-@click.option("--lang", type=click.Choice(LANGUAGES), default=None, help="Language (default: from LANG).")
+@rules_option()
+@lang_option()
 @click.option("-v", "--verbose", is_flag=True, help="Also show the rule's patterns.")
 def rules_show(rule_id: str, rules_dirs: tuple[str, ...], lang: str | None, verbose: bool) -> None:
     """Show one rule, readable: what it means, the fix, and where to read more.
@@ -191,12 +194,7 @@ def _codes_and_env_vars(rule: Rule) -> tuple[list[str], list[str]]:
 
 @rules_group.command("test")
 @click.argument("directory", required=False, metavar="[DIR]")
-@click.option(
-    "--engine",
-    type=click.Choice(["auto", "python", "hyperscan"]),
-    default="auto",
-    show_default=True,
-)
+@engine_option()
 def rules_test(directory: str | None, engine: str) -> None:
     """Run every rule's match / no_match examples and check its prose; exit 1 on any miss.
 

@@ -14,8 +14,20 @@ from typing import Any, NamedTuple
 import click
 
 from ascend_doctor.cli.diagnose import failure_code, notify_inputs, say, write_report
-from ascend_doctor.cli.request import DEFAULTS, ENGINES, FAIL_ON, DiagnoseRequest
-from ascend_doctor.config import DIAGNOSE_ENVIRONMENT, LANGUAGES, default_language, job_log_places
+from ascend_doctor.cli.options import (
+    color_option,
+    debug_option,
+    engine_option,
+    exit_zero_option,
+    fail_on_option,
+    format_option,
+    lang_option,
+    no_cache_option,
+    output_option,
+    rules_option,
+)
+from ascend_doctor.cli.request import DiagnoseRequest
+from ascend_doctor.config import DIAGNOSE_ENVIRONMENT, default_language, job_log_places
 from ascend_doctor.engine import ScanOptions, diagnose
 from ascend_doctor.errors import ConfigError
 from ascend_doctor.match.prefilter import require_engine
@@ -83,38 +95,18 @@ class RunRequest(NamedTuple):
     context_settings={"allow_interspersed_args": False},
 )
 @click.argument("command", nargs=-1, required=True, metavar="-- CMD [ARGS]...")
-@click.option(
-    "-f",
-    "--format",
-    "fmt",
-    type=click.Choice(sorted(RENDERERS)),
-    default=DEFAULTS.fmt,
-    envvar=DIAGNOSE_ENVIRONMENT["fmt"],
-    show_default=True,
-    help="Report format.",
-)
-@click.option(
-    "-o", "--output", default="-", metavar="FILE", help="Write the report to FILE (default: stderr)."
-)
+@format_option(sorted(RENDERERS), envvar=DIAGNOSE_ENVIRONMENT["fmt"])
+@output_option(screen="stderr")
 @click.option("--log", metavar="FILE", help="Also save the output to FILE (gzip if it ends in .gz).")
 @click.option("--no-plogs", is_flag=True, help="Do not read the CANN logs written during the run.")
-@click.option("--rules", "rules_dirs", multiple=True, metavar="DIR", help="Also load the rule files in DIR.")
-@click.option(
-    "--lang", type=click.Choice(LANGUAGES), default=None, help="Report language (default: LC_ALL/LANG)."
-)
-@click.option(
-    "--fail-on",
-    type=click.Choice(FAIL_ON),
-    default=DEFAULTS.fail_on,
-    show_default=True,
-    envvar=DIAGNOSE_ENVIRONMENT["fail_on"],
-    help="Lowest severity that gets a report when CMD succeeded.",
-)
-@click.option("--exit-zero", is_flag=True, help="Exit 0 whatever CMD's status (the report is still written).")
-@click.option("--color/--no-color", default=None, help="Colour the report (default: on for a terminal).")
-@click.option("--engine", type=click.Choice(ENGINES), default=DEFAULTS.engine, show_default=True)
-@click.option("--no-cache", is_flag=True, help="Do not use the compiled rule cache.")
-@click.option("--debug", is_flag=True, help="Show tracebacks for internal errors.")
+@rules_option()
+@lang_option()
+@fail_on_option("gets a report when CMD succeeded", envvar=DIAGNOSE_ENVIRONMENT["fail_on"])
+@exit_zero_option("a broken rule file", exits="Exit 0 whatever CMD's status; the report is still written")
+@color_option()
+@engine_option()
+@no_cache_option()
+@debug_option()
 def run_command(command: tuple[str, ...], log: str | None, no_plogs: bool, **options: Any) -> None:
     sys.exit(run_job(RunRequest(command, DiagnoseRequest(**options), log, not no_plogs)))
 
