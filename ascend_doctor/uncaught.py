@@ -26,7 +26,7 @@ from ascend_doctor.model import (
     Text,
 )
 from ascend_doctor.ranking import waits
-from ascend_doctor.read.tracebacks import WRAPPERS, is_npu_error, short_message
+from ascend_doctor.read.tracebacks import WRAPPERS, is_echo, is_npu_error, short_message
 
 UNCAUGHT = Rule(
     id="python.uncaught-exception",
@@ -85,9 +85,23 @@ RULE_IDS = frozenset(rule.id for rule in RULES)
 _Where = tuple[int, "int | None"]
 
 
+def with_death(
+    records: Sequence[InputRecord], matches: Sequence[Match], rules: Iterable[Rule]
+) -> list[Match]:
+    """The matches with the exception each input died of (see died_of); where one is named, the
+    echo of it (torch_npu's ERR99999) is dropped: it is that exception, said again."""
+    deaths = died_of(records, matches, rules)
+    if not deaths:
+        return list(matches)
+    dead = {death.input_index for death in deaths}
+    kept = [m for m in matches if m.input_index not in dead or not is_echo(m.evidence.text)]
+    return kept + deaths
+
+
 def died_of(records: Sequence[InputRecord], matches: Sequence[Match], rules: Iterable[Rule]) -> list[Match]:
     """One match per input for the exception it died of, or none when a rule found an error the
-    job could have died of, or a run that did not fail."""
+    job could have died of, or a run that did not fail. An echo of the exception is no such
+    error."""
     by_id = {rule.id: rule for rule in rules}
     timed_out: set[_Where] = set()
     errors: list[Match] = []
@@ -95,7 +109,7 @@ def died_of(records: Sequence[InputRecord], matches: Sequence[Match], rules: Ite
         rule = by_id[match.rule_id]
         if rule.category == "no_failure":
             return []
-        if rule.severity is not Severity.ERROR or match.quoted == PROSE:
+        if rule.severity is not Severity.ERROR or match.quoted == PROSE or is_echo(match.evidence.text):
             continue
         errors.append(match)
         if waits(rule) and match.evidence.rank is not None:

@@ -157,6 +157,25 @@ def test_a_log_that_ends_on_a_bare_exception_line_names_it(tmp_path: Path) -> No
     )
 
 
+ECHO = "[ERROR] 2025-02-28-13:41:57 (PID:88213, Device:0, RankID:-1) ERR99999 UNKNOWN applicaiton exception\n"
+
+
+def test_torch_npus_echo_of_the_exception_does_not_hide_it(tmp_path: Path) -> None:
+    """torch_npu ends every failed run with ERR99999: after a plain Python error it says nothing more."""
+    log = tmp_path / "train.log"
+    log.write_text(DATASET + ECHO)
+    report, _ = diagnose_json(str(log))
+    assert report["verdict"].startswith(DIED), report["verdict"]
+    assert [f["rule_id"] for f in report["findings"]] == ["python.uncaught-exception"]
+
+
+def test_the_echo_alone_is_still_reported(tmp_path: Path) -> None:
+    log = tmp_path / "train.log"
+    log.write_text("step 10 loss 2.3\n" + ECHO)
+    report, _ = diagnose_json(str(log))
+    assert [f["category"] for f in report["findings"]] == ["needs_more_evidence"]
+
+
 def test_a_real_ascend_cause_is_not_outranked_by_the_exception(tmp_path: Path) -> None:
     log = tmp_path / "train.log"
     log.write_text("EL0004: [PID: 4821] Failed to allocate memory.\n" + DATASET)

@@ -45,6 +45,26 @@ def test_cuda_asked_for_where_there_is_none_is_no_gpu_job(tmp_path: Path) -> Non
     assert _top(tmp_path, text)["category"] == "cuda_api_on_npu"
 
 
+NO_DRIVER = (
+    '  File "main.py", line 205, in main\n'
+    "    torch.cuda.set_device(args.local_rank)\n"
+    "RuntimeError: Found no NVIDIA driver on your system. Please check that you have an NVIDIA GPU and "
+    "installed a driver from http://www.nvidia.com/Download/index.aspx\n"
+)
+
+
+def test_cuda_asked_for_on_an_npu_host_is_a_cuda_call_on_the_npu(tmp_path: Path) -> None:
+    text = "[INFO] Setting ds_accelerator to npu (auto detect)\n" + NO_DRIVER
+    assert _top(tmp_path, text)["category"] == "cuda_api_on_npu"
+
+
+def test_cuda_asked_for_where_no_accelerator_shows_is_not_an_ascend_failure(tmp_path: Path) -> None:
+    top = _top(tmp_path, NO_DRIVER)
+    assert top["category"] == "not_ascend"
+    assert top["env"] == []
+    assert "show no Ascend NPU and no NVIDIA GPU" in top["cause"]
+
+
 def test_an_ascend_sign_deep_in_a_log_is_seen_through_the_lines_rules_matched(tmp_path: Path) -> None:
     filler = "step 1 loss 0.5\n" * 20_000  # the sign is neither in the first nor in the last bytes
     text = "CUDA_VISIBLE_DEVICES=0 python bench.py\n" + filler + "[npu:0] " + PORT_IN_USE

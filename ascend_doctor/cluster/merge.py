@@ -300,7 +300,7 @@ def merge(paths: Sequence[str], lang: str = "en") -> Merged:
             continue
         merged.append((report.version, report.node, str(report.data.get("utc_offset") or "")))
     rules = [*(rule for rule, _ in merger.rules.values() if rule.id not in UNCAUGHT_IDS), *uncaught.RULES]
-    merger.matches += uncaught.died_of(merger.inputs, merger.matches, rules)
+    merger.matches = uncaught.with_death(merger.inputs, merger.matches, rules)
     peer = waited_for(merger.matches, rules)
     earlier = earlier_runs(merger.matches, rules)
     warnings = _version_warnings(merged)

@@ -15,7 +15,7 @@ from __future__ import annotations
 import re
 
 ASCEND_SIGN = re.compile(
-    rb"(?i:(?<![a-z])npu|npu(?![a-z])|ascend|(?<![a-z])cann(?![a-z])|hccl|aclnn|aclrt|davinci|mindie)"
+    rb"(?i:(?<![a-z])npu|npu(?![a-z])|ascend|(?<![a-z])cann(?![a-z])|hccl|aclnn|aclrt|davinci|mindie|mindspeed)"
     rb"|\bE(?:[A-Z]\d{4}|\d{5})\b"  # a CANN error code: EL0004, EZ9999, E40021
     rb"|\[(?:ERROR|WARNING|INFO|EVENT|DEBUG)\] [A-Z_]+\(\d+,"  # a plog line: [ERROR] RUNTIME(1234,python)
     rb"|\b(?:910[ABC]\d?|310P\d?)\b"
@@ -32,7 +32,7 @@ WINDOWS_SIGN = re.compile(rb"\b[A-Z]:\\(?:[^\\\s\"']+\\)+(?:site|dist)-packages\
 # ~20 ms for an input's 80 KB. Each sign is looked for only around the places an alternation of
 # its literals finds in the lower-cased bytes (1.5-5.5 ms); CONTEXT bytes either side hold any match.
 ASCEND_HINTS = re.compile(
-    rb"(?<![a-z])npu|npu(?![a-z])|ascend|cann|hccl|aclnn|aclrt|davinci|mindie|910|310p|e(?:[a-z]\d{4}|\d{5})\b"
+    rb"(?<![a-z])npu|npu(?![a-z])|ascend|cann|hccl|aclnn|aclrt|davinci|mindie|mindspeed|910|310p|e(?:[a-z]\d{4}|\d{5})\b"
     rb"|\[(?:error|warning|info|event|debug)\] "
 )
 GPU_HINTS = re.compile(rb"cuda|nvidia|a100|h100|h200|v100|a800|h800|l40|rtx|cublas|cudnn|nccl")
@@ -40,6 +40,7 @@ WINDOWS_HINT = b"-packages\\"
 CONTEXT = 64
 SIGN_LIMIT = 60  # characters of a sign kept to quote it
 GPU, WINDOWS = "gpu", "windows"  # what a foreign sign is of: "gpu:A100", "windows:H:\\conda\\..."
+NONE = "none"  # logs that show no accelerator at all
 
 
 def _first(sign: re.Pattern[bytes], data: bytes, hints: re.Pattern[bytes]) -> re.Match[bytes] | None:

@@ -35,6 +35,9 @@ _IGNORED = ("Exception ignored in", "--- Logging error ---", "Error in atexit._r
 WRAPPERS = frozenset(
     {"ChildFailedError", "CalledProcessError", "ProcessRaisedException", "SignalException", "SystemExit"}
 )
+# What a framework prints after any uncaught exception, whatever it was: torch_npu's exception hook
+# ends every failed run with this line (sic "applicaiton"). It says nothing the exception does not.
+_ECHO = re.compile(r"\bERR99999 UNKNOWN applica(?:ti|it)on exception")
 # What an NPU, ACL or HCCL runtime error says of itself (not a Python error that names npu or a
 # torch_npu path): its cause is in the device's logs.
 _NPU = re.compile(
@@ -162,6 +165,11 @@ def _bare(tail: bytes, end_line: int, label: str, path_rank: int | None) -> tupl
 
 def _shown(text: str) -> str:
     return text if len(text) <= 1000 else text[:999] + "…"
+
+
+def is_echo(text: str) -> bool:
+    """Whether a line only repeats that the job raised an exception (torch_npu's ERR99999)."""
+    return bool(_ECHO.search(text))
 
 
 def is_npu_error(raised: Raised) -> bool:
