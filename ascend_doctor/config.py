@@ -116,7 +116,10 @@ def job_environment(environ: Mapping[str, str] | None = None) -> dict[str, str]:
 
 
 def node_name() -> str:
-    """This machine's name, as a report names the node its logs come from (`--node` overrides it)."""
+    """This machine's name, as a report names the node its logs come from (`--node` overrides it).
+    `os.uname` where there is one: importing `socket` costs a run ~3 ms."""
+    if hasattr(os, "uname"):
+        return os.uname().nodename or "localhost"
     import socket
 
     return socket.gethostname() or "localhost"

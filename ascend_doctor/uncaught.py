@@ -79,7 +79,31 @@ UNEXPLAINED_NPU_ERROR = UNCAUGHT._replace(
     ),
     sources=("built in: the last exception of a log no rule explains, an NPU runtime error",),
 )
-RULES = (UNCAUGHT, UNEXPLAINED_NPU_ERROR)
+CUT_TRACEBACK = UNCAUGHT._replace(
+    id="python.traceback-cut-off",
+    title=Text(
+        "The log ends inside a traceback: the exception the job died of is cut off",
+        "日志在一段 traceback 中间结束：任务因何异常退出的那一行被截掉了",
+    ),
+    cause=Text(
+        "The last lines are the frames of a Python traceback, but the line that names the exception "
+        "(`SomeError: message`), which comes after them, is not in the log: the output was cut (a pasted "
+        "excerpt, a tail, a full disk or a killed pipe). The frames only say where it happened.",
+        "最后几行是 Python traceback 的调用帧，但其后写明异常的那一行（`SomeError: message`）不在日志中："
+        "输出被截断了（粘贴的节选、tail、磁盘写满或管道被杀）。调用帧只说明异常发生在哪里。",
+    ),
+    fix=Text(
+        "Get the whole output of the failing process (its log file, or rerun with `2>&1 | tee run.log`) and "
+        "diagnose it again; the exception line and the CANN lines around it name the cause.",
+        "获取出错进程的完整输出（其日志文件，或以 `2>&1 | tee run.log` 重跑）后再诊断；"
+        "异常那一行及其附近的 CANN 日志会说明原因。",
+    ),
+    sources=("built in: a log that ends inside a traceback",),
+)
+# The same, in logs that show an NPU: an NPU job's failure whose cause is not in the log.
+CUT_NPU_TRACEBACK = CUT_TRACEBACK._replace(id="python.npu-traceback-cut-off", category="needs_more_evidence")
+RULES = (UNCAUGHT, UNEXPLAINED_NPU_ERROR, CUT_TRACEBACK, CUT_NPU_TRACEBACK)
+CUT_IDS = frozenset({CUT_TRACEBACK.id, CUT_NPU_TRACEBACK.id})
 RULE_IDS = frozenset(rule.id for rule in RULES)
 
 _Where = tuple[int, "int | None"]
@@ -121,7 +145,7 @@ def died_of(records: Sequence[InputRecord], matches: Sequence[Match], rules: Ite
     for index, record in enumerate(records):
         raised = _last(record.raised, index, errors, timed_out)
         if raised is not None:
-            found.append(_match(raised, index))
+            found.append(_match(raised, index, record.ascend_seen))
     return found
 
 
@@ -131,6 +155,8 @@ def _last(
     """The root of the last chain of exceptions in one input, unless a rule explains it; none of
     a rank that timed out, and a launcher's summary exception only when nothing else failed (it
     names no cause, and beside timeouts it only ends the ranks that waited)."""
+    if any(one.name for one in raised):  # a traceback cut off says less than any named exception
+        raised = [one for one in raised if one.name]
     chains: dict[object, list[Raised]] = {}
     for number, one in enumerate(raised):
         chains.setdefault(one.chain or ("alone", number), []).append(one)
@@ -153,8 +179,11 @@ def _explains(match: Match, index: int, raised: Raised) -> bool:
     return match.input_index == index and raised.start <= match.evidence.line <= raised.end
 
 
-def _match(raised: Raised, index: int) -> Match:
-    rule = UNEXPLAINED_NPU_ERROR if is_npu_error(raised) else UNCAUGHT
+def _match(raised: Raised, index: int, npu_seen: bool) -> Match:
+    if not raised.name:
+        rule = CUT_NPU_TRACEBACK if npu_seen else CUT_TRACEBACK
+    else:
+        rule = UNEXPLAINED_NPU_ERROR if is_npu_error(raised) else UNCAUGHT
     captures = (("exception", short_message(raised)), ("raised_at", raised.frame))
     evidence = raised.evidence._replace(captures=tuple(pair for pair in captures if pair[1]))
     return Match(rule.id, 0, evidence, index)

@@ -176,6 +176,34 @@ def test_the_echo_alone_is_still_reported(tmp_path: Path) -> None:
     assert [f["category"] for f in report["findings"]] == ["needs_more_evidence"]
 
 
+CUT = DATASET.rsplit("KeyError", 1)[0]  # the excerpt ends on the frame's source line
+
+
+def test_a_log_cut_inside_a_traceback_says_so(tmp_path: Path) -> None:
+    log = tmp_path / "excerpt.log"
+    log.write_text("step 10 loss 2.3\n" + CUT)
+    report, result = diagnose_json(str(log))
+    assert report["verdict"].startswith("The log ends inside a traceback (last frame dataset.py:57), ")
+    assert [(f["rule_id"], f["category"]) for f in report["findings"]] == [
+        ("python.traceback-cut-off", "not_ascend")
+    ]
+    assert result.exit_code == 1
+
+
+def test_an_npu_jobs_log_cut_inside_a_traceback_needs_more_evidence(tmp_path: Path) -> None:
+    log = tmp_path / "excerpt.log"
+    log.write_text("[INFO] torch_npu set device npu:0\n" + CUT)
+    report, _ = diagnose_json(str(log))
+    assert report["findings"][0]["category"] == "needs_more_evidence"
+
+
+def test_a_named_exception_is_preferred_to_a_traceback_cut_off_after_it(tmp_path: Path) -> None:
+    log = tmp_path / "train.log"
+    log.write_text(DATASET + "retrying\n" + CUT)
+    report, _ = diagnose_json(str(log))
+    assert report["verdict"].startswith(DIED), report["verdict"]
+
+
 def test_a_real_ascend_cause_is_not_outranked_by_the_exception(tmp_path: Path) -> None:
     log = tmp_path / "train.log"
     log.write_text("EL0004: [PID: 4821] Failed to allocate memory.\n" + DATASET)

@@ -14,6 +14,7 @@ error ---`) is not a death, and a launcher's exception (torchrun's `ChildFailedE
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 
 from ascend_doctor.model import Evidence, Raised
 from ascend_doctor.read import events
@@ -56,6 +57,7 @@ class _Track:
         self.chained = False  # the next traceback continues the current chain
         self.chain = 0
         self.open: Raised | None = None  # the exception whose message lines are being read
+        self.last: Evidence | None = None  # its last frame or source line, while it has no exception
 
     def begin(self, line: int, header: str, chains: int) -> int:
         """A traceback starts at `line`: it opens a new chain unless one continues. Returns the
@@ -122,8 +124,13 @@ def last_raised(tail: bytes, end_line: int, label: str, path_rank: int | None) -
         elif _HEADER.match(stripped) or (frame and not track.start):
             chains = track.begin(number, stripped, chains)
             track.frame = where(frame["file"], frame["line"]) if frame else ""
+            track.last = None
         elif track.start and frame:
             track.frame = where(frame["file"], frame["line"])
+            track.last = Evidence(label, number, _shown(stripped), path_rank if rank is None else rank)
+        elif track.start and text[:1].isspace():
+            if stripped:
+                track.last = Evidence(label, number, _shown(stripped), path_rank if rank is None else rank)
         elif track.start and text and not text[:1].isspace():
             exception = _EXCEPTION.match(text)
             if exception is None:
@@ -134,10 +141,22 @@ def last_raised(tail: bytes, end_line: int, label: str, path_rank: int | None) -
                 track.open = Raised(
                     evidence, exception["name"], message, track.start, number, track.frame, track.chain
                 )
-            track.start, track.frame, track.ignored = 0, "", False
+            track.start, track.frame, track.ignored, track.last = 0, "", False, None
     found.extend(track.open for track in tracks.values() if track.open is not None)
+    found.extend(_cut(tracks.values(), lines, end_line))
     found.sort(key=lambda raised: raised.evidence.line)
     return tuple(found[-MAX_RAISED:])
+
+
+def _cut(tracks: Iterable[_Track], lines: list[bytes], end_line: int) -> list[Raised]:
+    """A traceback the input ends inside (an excerpt cut before its exception line): an exception
+    with no name, at its last line."""
+    last_line = end_line - next((n for n, raw in enumerate(reversed(lines)) if raw.strip()), 0)
+    return [
+        Raised(track.last, "", "", track.start, track.last.line, track.frame, track.chain)
+        for track in tracks
+        if track.start and not track.ignored and track.last is not None and track.last.line == last_line
+    ]
 
 
 def _ends_message(text: str) -> bool:

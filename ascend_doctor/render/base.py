@@ -72,6 +72,11 @@ MESSAGES = {
             "diagnose its plog too"
         ),
         "raised_at": " at {frame}",
+        "cut_at": " (last frame {frame})",
+        "cut": (
+            "The log ends inside a traceback{raised_at}, before the line that names the exception: "
+            "get the whole output and diagnose it again"
+        ),
         "started": "started on {origin}; {count} other {unit} timed out waiting for it",
         "ranks": "ranks",
         "files": "files",
@@ -110,6 +115,10 @@ MESSAGES = {
         "died": "未发现昇腾原因；任务因 {exception} 退出{raised_at}",
         "died_npu": "任务因一个日志中看不到原因的 NPU 错误退出：{exception}{raised_at}；请一并诊断它的 plog",
         "raised_at": "，抛出位置 {frame}",
+        "cut_at": "（最后一帧 {frame}）",
+        "cut": (
+            "日志在一段 traceback 中间结束{raised_at}，写明异常的那一行之前就截断了：请获取完整输出后再诊断"
+        ),
         "started": "首先出现在 {origin}；另有 {count} 个{unit}在等待它时超时",
         "ranks": " rank ",
         "files": "文件",
@@ -265,11 +274,17 @@ def _died_of(report: Report, top: Finding) -> str:
     """No rule explains the failure: the exception the job died of, and where it was raised."""
     captured = dict(top.evidence[0].captures)
     frame = captured.get("raised_at", "")
+    if top.rule.id in uncaught.CUT_IDS:
+        kind = "cut"
+    elif top.rule.id == uncaught.UNEXPLAINED_NPU_ERROR.id:
+        kind = "died_npu"
+    else:
+        kind = "died"
     sentence = message(
         report,
-        "died_npu" if top.rule.id == uncaught.UNEXPLAINED_NPU_ERROR.id else "died",
+        kind,
         exception=captured.get("exception", top.evidence[0].text),
-        raised_at=message(report, "raised_at", frame=frame) if frame else "",
+        raised_at=message(report, "cut_at" if kind == "cut" else "raised_at", frame=frame) if frame else "",
     )
     started = spread(report)
     if started:
