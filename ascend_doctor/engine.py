@@ -338,7 +338,7 @@ def diagnose(
         timeouts = matcher.timeouts
     rules = (*rulebase.rules, *uncaught.RULES)
     matches, rules = _with_codes(_one_per_message(matches), rules)
-    matches = uncaught.with_death(records, matches, rules)
+    matches, rules = uncaught.with_death(records, matches, rules)
     peer = waited_for(matches, rules)
     earlier = earlier_runs(matches, rules)
     if earlier is not None:

@@ -139,19 +139,18 @@ _Moment = tuple[Optional[float], int]  # (time, line) of a line in a file
 _Where = tuple[int, Optional[int]]  # (input, rank)
 
 
-def _first_timeouts(
-    matches: Sequence[Match], rules: dict[str, Rule], peer: int | None
-) -> dict[_Where, _Moment]:
+def _first_timeouts(matches: Sequence[Match], rules: dict[str, Rule]) -> dict[_Where, _Moment]:
     """Where each rank that timed out first said so: (file, rank) -> (time, line). Only error
-    lines of known ranks other than the awaited one count (not a startup warning about the
-    timeout settings, and not a file whose lines name no rank, where a timeout says nothing of
-    which process printed the other errors)."""
+    lines of known ranks count (not a startup warning about the timeout settings, and not a file
+    whose lines name no rank, where a timeout says nothing of which process printed the other
+    errors). The awaited rank's own timeout counts too: what it says after it is as much an echo
+    as the others' (a rank that was only slow, then waited for ranks that had given up)."""
     first: dict[_Where, _Moment] = {}
     for match in matches:
         rule, rank = rules[match.rule_id], match.evidence.rank
         if not waits(rule) or rule.severity is not Severity.ERROR:
             continue
-        if rank is None or rank == peer:
+        if rank is None:
             continue
         where, moment = (match.input_index, rank), (match.evidence.timestamp, match.evidence.line)
         if where not in first or _before(moment, first[where]):
@@ -313,7 +312,7 @@ def rank(
     grouped: dict[str, list[Match]] = {}
     for match in every:
         grouped.setdefault(match.rule_id, []).append(match)
-    timeouts = _first_timeouts(every, by_id, peer[0] if peer else None)
+    timeouts = _first_timeouts(every, by_id)
     timeout_lines = frozenset(
         (m.input_index, m.evidence.line)
         for m in every

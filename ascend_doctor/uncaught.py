@@ -14,6 +14,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 
 from ascend_doctor.model import (
+    NOT_A_FAILURE,
     PROSE,
     Confidence,
     Examples,
@@ -109,17 +110,40 @@ RULE_IDS = frozenset(rule.id for rule in RULES)
 _Where = tuple[int, "int | None"]
 
 
+# Warnings that name no cause of a failure: the rest, in a job that died of an exception no rule
+# explains, are the likeliest reason it died (a version mismatch the framework warned about).
+HARMLESS_WARNINGS = frozenset({*NOT_A_FAILURE, "benign_fallback_warning", "unclean_shutdown_noise"})
+
+
 def with_death(
-    records: Sequence[InputRecord], matches: Sequence[Match], rules: Iterable[Rule]
-) -> list[Match]:
-    """The matches with the exception each input died of (see died_of); where one is named, the
-    echo of it (torch_npu's ERR99999) is dropped: it is that exception, said again."""
+    records: Sequence[InputRecord], matches: Sequence[Match], rules: Sequence[Rule]
+) -> tuple[list[Match], tuple[Rule, ...]]:
+    """The matches with the exception each input died of (see died_of), and the rules as ranked.
+    Where an exception is named, the echo of it (torch_npu's ERR99999) is dropped: it is that
+    exception, said again; and a warning of the same input that names a cause becomes an error,
+    which outranks the exception: the exception is how the job died, the warning why."""
     deaths = died_of(records, matches, rules)
     if not deaths:
-        return list(matches)
+        return list(matches), tuple(rules)
     dead = {death.input_index for death in deaths}
     kept = [m for m in matches if m.input_index not in dead or not is_echo(m.evidence.text)]
-    return kept + deaths
+    by_id = {rule.id: rule for rule in rules}
+    why = {
+        m.rule_id
+        for m in kept
+        if m.input_index in dead and m.quoted != PROSE and _names_a_cause(by_id[m.rule_id])
+    }
+    raised = tuple(rule._replace(severity=Severity.ERROR) if rule.id in why else rule for rule in rules)
+    return kept + deaths, raised
+
+
+def _names_a_cause(rule: Rule) -> bool:
+    return (
+        rule.severity is Severity.WARNING
+        and rule.kind is Kind.CAUSE
+        and rule.category not in HARMLESS_WARNINGS
+        and rule.category != "needs_more_evidence"
+    )
 
 
 def died_of(records: Sequence[InputRecord], matches: Sequence[Match], rules: Iterable[Rule]) -> list[Match]:

@@ -204,6 +204,36 @@ def test_a_named_exception_is_preferred_to_a_traceback_cut_off_after_it(tmp_path
     assert report["verdict"].startswith(DIED), report["verdict"]
 
 
+def test_a_warning_that_names_a_cause_outranks_the_exception_it_explains(tmp_path: Path) -> None:
+    """MindSpore warns of a CANN it does not fit, then dies at init: the warning is why."""
+    log = tmp_path / "run_check.log"
+    log.write_text(
+        "[WARNING] ME(40211:281473512837136,MainProcess):2022-12-05-14:20:11.201.443 "
+        "[mindspore/run_check/_check_version.py:278] MindSpore version 1.8.1 and Ascend AI software package "
+        "(Ascend Data Center Solution)version 6.0 does not match, the version of software package expect "
+        "one of ['5.1']. Please refer to the match info on: https://www.mindspore.cn/install\n"
+        + _lines(
+            "Traceback (most recent call last):",
+            '  File "<string>", line 1, in <module>',
+            "RuntimeError: ascend_device_context.cc:190 InitGe] Ge Initialize failed.",
+        )
+    )
+    report, _ = diagnose_json(str(log))
+    top = report["findings"][0]
+    assert (top["category"], top["severity"]) == ("version_mismatch", "error")
+    assert [f["rule_id"] for f in report["findings"]][-1].startswith("python.un")
+
+
+def test_a_harmless_warning_does_not_explain_the_exception(tmp_path: Path) -> None:
+    log = tmp_path / "train.log"
+    log.write_text(
+        "[W ToKernelNpu.cpp:41] Warning: Device do not support double dtype now, dtype cast repalce with "
+        "float. (function operator())\n" + DATASET
+    )
+    report, _ = diagnose_json(str(log))
+    assert report["verdict"].startswith(DIED), report["verdict"]
+
+
 def test_a_real_ascend_cause_is_not_outranked_by_the_exception(tmp_path: Path) -> None:
     log = tmp_path / "train.log"
     log.write_text("EL0004: [PID: 4821] Failed to allocate memory.\n" + DATASET)

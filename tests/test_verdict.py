@@ -242,6 +242,24 @@ def test_in_one_log_of_all_ranks_the_awaited_ranks_error_is_not_called_missing(t
     assert "no known Ascend error of rank 3 was found" in report["verdict"]
 
 
+def test_the_awaited_rank_timing_out_in_turn_is_not_its_cause(tmp_path: Path) -> None:
+    """Rank 3 was only slow (a long validation): the others gave up on it, then it waited for them.
+    What each says after its own timeout, the awaited rank included, is an echo of the timeout."""
+    echo = "RuntimeError: ACL stream synchronize failed, error code:507011\n"
+    log = tmp_path / "all.log"
+    log.write_text(
+        "".join(f"[rank{rank}] " + TIMEOUT + f"[rank{rank}] " + echo for rank in (0, 1, 2))
+        + "[rank3] validation done\n"
+        + "[rank3] "
+        + TIMEOUT.replace("remote rank [3]", "remote rank [0]")
+        + "[rank3] "
+        + echo
+    )
+    report, _ = diagnose_json(str(log))
+    assert report["findings"][0]["category"] == "hccl_timeout"
+    assert "timed out waiting for rank 3" in report["verdict"]
+
+
 def test_beside_a_log_of_several_ranks_the_awaited_ranks_error_is_not_called_missing(tmp_path: Path) -> None:
     (tmp_path / "rank0.log").write_text(TIMEOUT)
     (tmp_path / "all.log").write_text("[rank3]: step 1200 loss 2.1\n")

@@ -299,8 +299,11 @@ def merge(paths: Sequence[str], lang: str = "en") -> Merged:
             merger.inputs.append(InputRecord(path, "skipped", f"cannot merge this report: {exc}"))
             continue
         merged.append((report.version, report.node, str(report.data.get("utc_offset") or "")))
-    rules = [*(rule for rule, _ in merger.rules.values() if rule.id not in UNCAUGHT_IDS), *uncaught.RULES]
-    merger.matches = uncaught.with_death(merger.inputs, merger.matches, rules)
+    rules: Sequence[Rule] = [
+        *(rule for rule, _ in merger.rules.values() if rule.id not in UNCAUGHT_IDS),
+        *uncaught.RULES,
+    ]
+    merger.matches, rules = uncaught.with_death(merger.inputs, merger.matches, rules)
     peer = waited_for(merger.matches, rules)
     earlier = earlier_runs(merger.matches, rules)
     warnings = _version_warnings(merged)

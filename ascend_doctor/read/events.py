@@ -13,9 +13,9 @@ ANSI = re.compile(r"\x1b(?:\[[0-?]*[ -/]*[@-~]|\][^\x07\x1b\n]*(?:\x07|\x1b\\)|[
 _ISO_TIME = r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?Z"
 _PREFIX = re.compile(
     r"""^\s*(?:
-        \[(?:rank|default)\s*(?P<r1>\d+)\]:\s?        # [rank3]: [rank 3]: [default3]:
+        \[(?:rank|default)\s*(?P<r1>\d+)\](?::\s?|\s)  # [rank3]: [rank 3]: [default3]: [rank3] (a script's)
       | rank\s*(?P<r2>\d+):\s                        # rank3: (torchrun)
-      | \((?:VllmWorkerProcess|EngineCore\w*|RayWorkerWrapper|Worker\w*)\s+pid=\d+\)\s*
+      | \((?:VllmWorker\w*|EngineCore\w*|RayWorkerWrapper|Worker\w*)\s+(?:rank=(?P<r3>\d+)\s+)?pid=\d+\)\s*
       | (?:INFO|WARNING|ERROR|DEBUG|CRITICAL)\s\d\d-\d\d\s\d\d:\d\d:\d\d(?:\.\d+)?\s\[[^\]]*\]\s
       | """
     + _ISO_TIME
@@ -90,7 +90,7 @@ def strip_prefixes(text: str) -> tuple[str, int | None]:
         match = _PREFIX.match(text)
         if not match or match.end() == 0:
             return text, rank
-        number = match.group("r1") or match.group("r2")
+        number = match.group("r1") or match.group("r2") or match.group("r3")
         if number is not None and rank is None:
             rank = int(number)
         text = text[match.end() :]
