@@ -14,7 +14,7 @@ from ascend_doctor.match.pattern_search import alarm_clock
 from ascend_doctor.match.scanner import ScanResult, StreamScanner, long_lines_note
 from ascend_doctor.model import STDIN_LABEL, InputRecord, Match, Report, Rule
 from ascend_doctor.ranking import RUN_GAP, EarlierRuns, earlier_runs, rank, waited_for, waits
-from ascend_doctor.read import accelerator
+from ascend_doctor.read import accelerator, events
 from ascend_doctor.read.events import rank_of_path
 from ascend_doctor.read.progress import Progress
 from ascend_doctor.read.sources import InputItem, expand, open_input
@@ -126,9 +126,20 @@ def _scan_part(matcher: Matcher, item: InputItem, index: int, part: Part) -> Sca
         return f"cannot open: {exc.strerror or exc}"
     with opened.stream:
         try:
-            return StreamScanner(matcher, item.label, index).scan(*opened)
+            return StreamScanner(matcher, item.label, index, tail_wanted=_tail_wanted(item, part)).scan(
+                *opened
+            )
         except OSError as exc:
             return f"cannot read: {exc.strerror or exc}"
+
+
+def _tail_wanted(item: InputItem, part: Part) -> bool | None:
+    """For a part after the first, whether its file keeps a tail: what the file's own start says
+    (a plog or not), not the part's, whose first line may look like one."""
+    if part.number == 0:
+        return None
+    with open(item.path, "rb") as handle:
+        return not events.plog_start(handle.read(256))
 
 
 def _joined(

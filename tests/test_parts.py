@@ -141,3 +141,25 @@ def test_progress_counts_the_parts_read_when_one_fails(
     assert len(seen) == 6 and seen.count(0) == 1
     failed = parts.plan(str(path), path.stat().st_size, workers=2)[3]
     assert sum(seen) == path.stat().st_size - (failed.end - failed.start)
+
+
+def test_a_part_that_starts_like_a_plog_keeps_the_tail_of_a_training_log(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, small_reads: None
+) -> None:
+    """Whether an input keeps its last bytes (for the exception it died of) is its file's start's
+    decision: a later part whose first line looks like a plog line must not drop them."""
+    plog_line = b"[ERROR] RUNTIME(2771,python):2024-06-11-10:27:58.775.002 [engine.cc:12] retrying\n"
+    path = tmp_path / "train.log"
+    path.write_bytes(
+        b"step 1 loss 2.0\n"
+        + plog_line * 6000
+        + b'Traceback (most recent call last):\n  File "/work/train.py", line 88, in <module>\n'
+        + b"KeyError: 'outdoor_scene'\n"
+    )
+    rulebase = load_rulebase()
+    whole = engine.diagnose([str(path)], rulebase, engine.ScanOptions(jobs=1))
+    monkeypatch.setattr(engine, "PARALLEL_MIN_BYTES", 0)
+    monkeypatch.setattr(parts, "PART_BYTES", READ)
+    split = engine.diagnose([str(path)], rulebase, engine.ScanOptions(jobs=2))
+    assert [raised.name for raised in whole.inputs[0].raised] == ["KeyError"]
+    assert split.inputs[0].raised == whole.inputs[0].raised

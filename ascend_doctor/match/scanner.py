@@ -65,6 +65,7 @@ class StreamScanner:
         label: str,
         input_index: int,
         progress: Callable[[int], None] | None = None,
+        tail_wanted: bool | None = None,
     ) -> None:
         self.matcher = matcher
         self.label = label
@@ -75,7 +76,9 @@ class StreamScanner:
         self._seen: set[tuple[int, int]] = set()
         self._kept: dict[tuple[str, int | None], int] = {}  # matches kept per rule and rank
         self._latest: dict[tuple[str, int | None], int] = {}  # where the last of them stands
-        self._tail_wanted: bool | None = None  # a CANN plog holds no Python traceback: no tail
+        # A CANN plog holds no Python traceback: no tail. Decided on the input's first bytes; a part of
+        # a big file after the first is told what its file's start decided.
+        self._tail_wanted = tail_wanted
 
     def scan(
         self,
