@@ -80,7 +80,13 @@ def test_what_re_reads_otherwise_is_left_to_regex(pattern: str, text: str) -> No
     _same(pattern, text)
 
 
-@pytest.mark.parametrize("pattern", PATTERNS)
+# Patterns in groups: Hypothesis (6.170) overflows the stack after ~950 runs of one parametrized
+# @given test in a process, and the rule base has more patterns than that.
+GROUP = 10
+PATTERN_GROUPS = [PATTERNS[start : start + GROUP] for start in range(0, len(PATTERNS), GROUP)]
+
+
+@pytest.mark.parametrize("patterns", PATTERN_GROUPS, ids=lambda group: group[0][:40])
 # No shrinking: a failure is a pattern and one text, short already.
 @settings(
     max_examples=6,
@@ -91,11 +97,12 @@ def test_what_re_reads_otherwise_is_left_to_regex(pattern: str, text: str) -> No
     database=None,
 )
 @given(data=st.data())
-def test_bundled_patterns_match_the_same_as_with_regex(pattern: str, data: st.DataObject) -> None:
-    text = data.draw(st.from_regex(re.compile(pattern), alphabet=ASCII))
-    cut = data.draw(st.integers(0, len(text)))
-    for variant in (text, text[:cut] + text[cut + 1 :], text.upper(), f"[ERROR] {text.lower()} (rank 3)"):
-        _same(pattern, variant)
+def test_bundled_patterns_match_the_same_as_with_regex(patterns: list[str], data: st.DataObject) -> None:
+    for pattern in patterns:
+        text = data.draw(st.from_regex(re.compile(pattern), alphabet=ASCII))
+        cut = data.draw(st.integers(0, len(text)))
+        for variant in (text, text[:cut] + text[cut + 1 :], text.upper(), f"[ERROR] {text.lower()} (rank 3)"):
+            _same(pattern, variant)
 
 
 def test_bundled_patterns_on_every_example_of_their_file() -> None:
