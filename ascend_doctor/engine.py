@@ -11,10 +11,10 @@ from ascend_doctor.gpu_job import as_gpu_job, gpu_only
 from ascend_doctor.match.matcher import MAX_TIMEOUTS, PATTERN_TIMEOUT, Matcher
 from ascend_doctor.match.parts import Part, open_part, plan
 from ascend_doctor.match.pattern_search import alarm_clock
-from ascend_doctor.match.scanner import ScanResult, StreamScanner, long_lines_note
+from ascend_doctor.match.scanner import PLOG_PROBE, ScanResult, StreamScanner, keeps_tail, long_lines_note
 from ascend_doctor.model import STDIN_LABEL, InputRecord, Match, Report, Rule
 from ascend_doctor.ranking import RUN_GAP, EarlierRuns, earlier_runs, rank, waited_for, waits
-from ascend_doctor.read import accelerator, events
+from ascend_doctor.read import accelerator
 from ascend_doctor.read.events import rank_of_path
 from ascend_doctor.read.progress import Progress
 from ascend_doctor.read.sources import InputItem, expand, open_input
@@ -139,7 +139,7 @@ def _tail_wanted(item: InputItem, part: Part) -> bool | None:
     if part.number == 0:
         return None
     with open(item.path, "rb") as handle:
-        return not events.plog_start(handle.read(256))
+        return keeps_tail(handle.read(PLOG_PROBE))
 
 
 def _joined(

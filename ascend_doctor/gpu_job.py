@@ -30,7 +30,7 @@ def gpu_only(records: Sequence[InputRecord], matches: Sequence[Match]) -> str:
     return next((record.foreign_seen for record in records if record.foreign_seen), f"{NONE}:")
 
 
-def _on_gpu(finding: Finding, sign: str) -> Finding:
+def _not_ascend(finding: Finding, sign: str) -> Finding:
     kind, _, text = sign.partition(":")
     cause = finding.rule.cause
     if kind == NONE:
@@ -61,7 +61,7 @@ def as_gpu_job(findings: Sequence[Finding], sign: str) -> tuple[Finding, ...]:
     """`findings` of a GPU job's logs (`sign`: what shows the GPU): every Ascend claim becomes
     not_ascend; findings already not_ascend or no_failure are left as they are."""
     if sign.startswith(NONE):
-        return tuple(_on_gpu(f, sign) if f.rule.category == "cuda_api_on_npu" else f for f in findings)
+        return tuple(_not_ascend(f, sign) if f.rule.category == "cuda_api_on_npu" else f for f in findings)
     if not sign or any(finding.rule.category in NO_GPU_HERE for finding in findings):
         return tuple(findings)
-    return tuple(f if f.rule.category in NOT_A_FAILURE else _on_gpu(f, sign) for f in findings)
+    return tuple(f if f.rule.category in NOT_A_FAILURE else _not_ascend(f, sign) for f in findings)

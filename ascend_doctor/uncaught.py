@@ -112,7 +112,9 @@ _Where = tuple[int, "int | None"]
 
 # Warnings that name no cause of a failure: the rest, in a job that died of an exception no rule
 # explains, are the likeliest reason it died (a version mismatch the framework warned about).
-HARMLESS_WARNINGS = frozenset({*NOT_A_FAILURE, "benign_fallback_warning", "unclean_shutdown_noise"})
+HARMLESS_WARNINGS = frozenset(
+    {*NOT_A_FAILURE, "benign_fallback_warning", "unclean_shutdown_noise", "needs_more_evidence"}
+)
 
 
 def with_death(
@@ -142,7 +144,6 @@ def _names_a_cause(rule: Rule) -> bool:
         rule.severity is Severity.WARNING
         and rule.kind is Kind.CAUSE
         and rule.category not in HARMLESS_WARNINGS
-        and rule.category != "needs_more_evidence"
     )
 
 

@@ -56,6 +56,15 @@ def long_lines_note(count: int) -> str:
     return f"{count} very long line part(s) were matched only around rule keywords"
 
 
+PLOG_PROBE = 256  # the bytes of an input's start that tell whether it is a CANN plog
+
+
+def keeps_tail(start: bytes) -> bool:
+    """Whether an input that starts with `start` keeps its last bytes for the exception it died of:
+    not a CANN plog, which holds no Python traceback."""
+    return not events.plog_start(start)
+
+
 class StreamScanner:
     """Scans one input; `line` numbers are 1-based and count `\\n` only."""
 
@@ -161,7 +170,7 @@ class StreamScanner:
         None of a CANN plog (its first line tells), which only the runtime writes: a plog tree has
         thousands of files."""
         if self._tail_wanted is None:
-            self._tail_wanted = not events.plog_start(buffer[lo : lo + 256])
+            self._tail_wanted = keeps_tail(buffer[lo : lo + PLOG_PROBE])
             self.result.head = buffer[lo : min(hi, lo + HEAD)] if self._tail_wanted else b""
         if not self._tail_wanted:
             return

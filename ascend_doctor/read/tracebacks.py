@@ -125,10 +125,9 @@ def last_raised(tail: bytes, end_line: int, label: str, path_rank: int | None) -
             chains = track.begin(number, stripped, chains)
             track.frame = where(frame["file"], frame["line"]) if frame else ""
             track.last = None
-        elif track.start and frame:
-            track.frame = where(frame["file"], frame["line"])
-            track.last = Evidence(label, number, _shown(stripped), path_rank if rank is None else rank)
-        elif track.start and text[:1].isspace():
+        elif track.start and (frame or text[:1].isspace()):
+            if frame:
+                track.frame = where(frame["file"], frame["line"])
             if stripped:
                 track.last = Evidence(label, number, _shown(stripped), path_rank if rank is None else rank)
         elif track.start and text and not text[:1].isspace():
