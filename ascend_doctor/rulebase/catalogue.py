@@ -100,6 +100,8 @@ def _entry(row: list[Any], advice: dict[str, Text], sources: list[str]) -> Entry
 
 def _number(text: str) -> int | None:
     """A code's value: decimal (`507015`, `-8001`) or hex (`0x26`); None for a letter code."""
+    if not text[:1].isdigit() and text[:1] != "-":
+        return None  # most codes are letter codes: no exception raised and caught for each
     try:
         return int(text, 16) if text.lower().startswith("0x") else int(text)
     except ValueError:
@@ -162,6 +164,11 @@ class _Explained(NamedTuple):
     categories: frozenset[str]  # their cause categories (not the catch-alls)
     lines: dict[tuple[int, int], bool]  # (input, line) -> whether a cause-category rule matched it
 
+    def covers_as_printed(self, code: str, where: tuple[int, int]) -> bool:
+        """What covers() can tell without the catalogue: a rule lists the code as printed, or a rule
+        of a cause category matched its line. Most logs stop here and never read the file."""
+        return code.upper() in self.codes or self.lines.get(where, False)
+
     def covers(self, code: str, meanings: Sequence[Entry], where: tuple[int, int]) -> bool:
         """A rule lists the code, or tells its category, or matched its line: a rule of a cause
         category always wins the line; a catch-all rule wins it unless the code names a cause."""
@@ -206,8 +213,11 @@ def specialise(matches: Sequence[Match], rules: Sequence[Rule]) -> tuple[list[Ma
     per_code: dict[str, list[tuple[Match, tuple[Entry, ...], Severity]]] = {}
     for match in found:
         code = dict(match.evidence.captures).get("code", "")
+        where = (match.input_index, match.evidence.line)
+        if explained.covers_as_printed(code, where):
+            continue
         meanings = _in_log(code, match.evidence.text)
-        if not meanings or explained.covers(code, meanings, (match.input_index, match.evidence.line)):
+        if not meanings or explained.covers(code, meanings, where):
             continue
         shown = code.upper() if code[:1].isalpha() else code.lower()
         per_code.setdefault(shown, []).append((match, meanings, severity_of(match.evidence.text)))
