@@ -35,6 +35,9 @@ VICTIM_CATEGORIES = frozenset({"hccl_timeout"})
 VICTIM_RULES = frozenset({"python.nccl-watchdog-timeout"})
 # Catch-all categories name no single cause: two different causes in them stay apart.
 CATCH_ALL_CATEGORIES = frozenset({"needs_more_evidence", "not_ascend"})
+# A run that did not fail, and the findings that fold into it there: remarks, not causes.
+FINISHED = "no_failure"
+QUIET_CATEGORIES = frozenset({"benign_fallback_warning", "needs_more_evidence", "not_ascend"})
 # A catalogue finding is one code (rulebase/catalogue.py): in a catch-all category two codes are
 # two findings, as two causes there are.
 CATALOGUE_PREFIX = "catalogue."
@@ -232,10 +235,43 @@ def _fold_by_category(groups: list[_Group], clock: _Clock, rules: dict[str, Rule
     return list(kept.values())
 
 
+def _completed(groups: list[_Group], clock: _Clock, rules: dict[str, Rule]) -> list[_Group]:
+    """A run that says it finished (a `no_failure` rule: final metrics, a server answering).
+    What it printed before its last such line it survived. Beside an error it did not survive
+    that line is no verdict and is dropped; beside a warning after it that names a cause, it
+    stays last. Otherwise it leads: quiet remarks (fallbacks, notes) fold into it, and what it
+    survived follows it."""
+    done = [group for group in groups if group.rule.category == FINISHED]
+    if not done:
+        return groups
+    finished: dict[int, int] = {}
+    for match in (match for group in done for match in group.matches):
+        finished[match.input_index] = max(finished.get(match.input_index, -1), match.evidence.line)
+
+    def survived(group: _Group) -> bool:
+        return all(m.evidence.line < finished.get(m.input_index, -1) for m in group.matches)
+
+    rest = [group for group in groups if group.rule.category != FINISHED]
+    if any(group.rule.severity is Severity.ERROR and not survived(group) for group in rest):
+        return rest
+    if any(group.rule.category not in QUIET_CATEGORIES and not survived(group) for group in rest):
+        return groups
+    lead = done[0]
+    lines = {(m.input_index, m.evidence.line) for m in lead.matches}
+    quiet = [group for group in rest if group.rule.category in QUIET_CATEGORIES]
+    for group in [*done[1:], *quiet]:
+        lead.also.extend([group.rule.id, *group.also])
+        lead.matches.extend(m for m in group.matches if (m.input_index, m.evidence.line) not in lines)
+        lines.update((m.input_index, m.evidence.line) for m in group.matches)
+    lead.matches.sort(key=lambda m: (rules[m.rule_id].category != FINISHED, clock.position(m)))
+    return [lead, *(group for group in rest if group.rule.category not in QUIET_CATEGORIES)]
+
+
 def _role(rule: Rule, top: Rule, waited_on_top: bool) -> tuple[str, str | None]:
     """A finding's role beside the top one. Timeouts are the consequence of a top cause, and of a
-    top symptom (a bare EZ9999) when they name its rank as the one they waited for."""
-    if rule is top or waits(top):
+    top symptom (a bare EZ9999) when they name its rank as the one they waited for. Beside a run
+    that finished, what it survived is no symptom of finishing."""
+    if rule is top or waits(top) or top.category == FINISHED:
         return "cause", None
     if waits(rule) and (top.kind is Kind.CAUSE or waited_on_top):
         return "consequence", top.id
@@ -331,7 +367,7 @@ def rank(
         stale = earlier is not None and all(match.input_index in earlier.inputs for match in found)
         groups.append(_Group(rule, found, clock.position(found[0]), (stale, victim, awaited)))
     groups.sort(key=lambda group: group.key)
-    groups = _fold_by_category(groups, clock, by_id)
+    groups = _completed(_fold_by_category(groups, clock, by_id), clock, by_id)
     if not groups:
         return ()
     top = groups[0]

@@ -149,15 +149,18 @@ def _names_a_cause(rule: Rule) -> bool:
 
 def died_of(records: Sequence[InputRecord], matches: Sequence[Match], rules: Iterable[Rule]) -> list[Match]:
     """One match per input for the exception it died of, or none when a rule found an error the
-    job could have died of, or a run that did not fail. An echo of the exception is no such
+    job could have died of; an exception printed before the input says the run finished is none
+    it died of (a handled one, logged). An echo of the exception is no such
     error."""
     by_id = {rule.id: rule for rule in rules}
     timed_out: set[_Where] = set()
     errors: list[Match] = []
+    finished: dict[int, int] = {}  # input -> its last line that says the run finished
     for match in matches:
         rule = by_id[match.rule_id]
         if rule.category == "no_failure":
-            return []
+            finished[match.input_index] = max(finished.get(match.input_index, -1), match.evidence.line)
+            continue
         if rule.severity is not Severity.ERROR or match.quoted == PROSE or is_echo(match.evidence.text):
             continue
         errors.append(match)
@@ -168,7 +171,8 @@ def died_of(records: Sequence[InputRecord], matches: Sequence[Match], rules: Ite
             return []
     found = []
     for index, record in enumerate(records):
-        raised = _last(record.raised, index, errors, timed_out)
+        after = finished.get(index, -1)  # what was raised before the run finished did not end it
+        raised = _last([one for one in record.raised if one.end > after], index, errors, timed_out)
         if raised is not None:
             found.append(_match(raised, index, record.ascend_seen))
     return found

@@ -1,0 +1,61 @@
+"""A run that finished: its harmless warnings are no failure, what it survived is no death, and a
+line saying it started is no verdict beside the error that ended it."""
+
+from __future__ import annotations
+
+from tests.conftest import diagnose_json
+
+FALLBACK = (
+    "[W VariableFallbackKernel.cpp:51] Warning: CAUTION: The operator 'aten::isin.Tensor_Tensor_out' is not "
+    "currently supported on the NPU backend and will fall back to run on the CPU. This may have performance "
+    "implications. (function npu_cpu_fallback)"
+)
+FINISHED = "Training completed. Do not forget to share your model on huggingface.co/models =)"
+SERVING = 'INFO:     127.0.0.1:52110 - "POST /v1/chat/completions HTTP/1.1" 200 OK'
+OOM = "RuntimeError: NPU out of memory. Tried to allocate 2.00 GiB (NPU 0; 60.97 GiB total capacity)"
+TRACEBACK = (
+    "Traceback (most recent call last):\n"
+    '  File "/work/dataset.py", line 57, in __getitem__\n'
+    "    label = self.classes[scene]\n"
+    "KeyError: 'outdoor_scene'"
+)
+
+
+def _log(*lines: str) -> str:
+    return "".join(line + "\n" for line in lines)
+
+
+def _ids(report: dict) -> list[str]:
+    return [finding["rule_id"] for finding in report["findings"]]
+
+
+def test_finished_run_leads_and_its_fallback_warning_folds_into_it() -> None:
+    report, result = diagnose_json("-", stdin=_log("step 1 loss 2.1", FALLBACK, "step 90 loss 0.4", FINISHED))
+    assert _ids(report) == ["outcome.training-finished"]
+    finding = report["findings"][0]
+    assert finding["category"] == "no_failure"
+    assert "operators.cpu-fallback-warning" in finding["also_matched"]
+    assert {evidence["line"] for evidence in finding["evidence"]} == {2, 4}
+    assert result.exit_code == 0
+
+
+def test_server_that_answered_and_then_failed_is_a_failure() -> None:
+    report, result = diagnose_json("-", stdin=_log("INFO:     Application startup complete.", SERVING, OOM))
+    assert report["findings"][0]["category"] == "device_out_of_memory"
+    assert not any(finding["category"] == "no_failure" for finding in report["findings"])
+    assert result.exit_code == 1
+
+
+def test_error_the_run_survived_follows_the_finished_run_as_a_cause() -> None:
+    report, _result = diagnose_json("-", stdin=_log(OOM, "retrying with a smaller micro batch", FINISHED))
+    assert [finding["category"] for finding in report["findings"]] == ["no_failure", "device_out_of_memory"]
+    assert report["findings"][1]["role"] == "cause"
+
+
+def test_exception_logged_before_the_run_finished_is_not_what_it_died_of() -> None:
+    report, _result = diagnose_json(
+        "-", stdin=_log("step 1 loss 2.1", TRACEBACK, "step 2 loss 2.0", FINISHED)
+    )
+    assert _ids(report) == ["outcome.training-finished"]
+    report, _result = diagnose_json("-", stdin=_log(FINISHED, TRACEBACK))
+    assert _ids(report) == ["python.uncaught-exception"]
