@@ -6,7 +6,7 @@ import os
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any, BinaryIO, NamedTuple, Optional
 
-from ascend_doctor import __version__, uncaught
+from ascend_doctor import __version__, outcome, uncaught
 from ascend_doctor.gpu_job import as_gpu_job, gpu_only
 from ascend_doctor.match.matcher import MAX_TIMEOUTS, PATTERN_TIMEOUT, Matcher
 from ascend_doctor.match.parts import Part, open_part, plan
@@ -349,7 +349,7 @@ def diagnose(
         timeouts = matcher.timeouts
     rules = (*rulebase.rules, *uncaught.RULES)
     matches, rules = _with_codes(_one_per_message(matches), rules)
-    matches, rules = uncaught.with_death(records, matches, rules)
+    matches, rules = outcome.at_exit(*uncaught.with_death(records, matches, rules))
     peer = waited_for(matches, rules)
     earlier = earlier_runs(matches, rules)
     if earlier is not None:

@@ -37,6 +37,7 @@ VICTIM_RULES = frozenset({"python.nccl-watchdog-timeout"})
 CATCH_ALL_CATEGORIES = frozenset({"needs_more_evidence", "not_ascend"})
 # A run that did not fail, and the findings that fold into it there: remarks, not causes.
 FINISHED = "no_failure"
+AT_EXIT = "unclean_shutdown_noise"
 QUIET_CATEGORIES = frozenset({"benign_fallback_warning", "needs_more_evidence", "not_ascend"})
 # A catalogue finding is one code (rulebase/catalogue.py): in a catch-all category two codes are
 # two findings, as two causes there are.
@@ -248,8 +249,10 @@ def _completed(groups: list[_Group], clock: _Clock, rules: dict[str, Rule]) -> l
     for match in (match for group in done for match in group.matches):
         finished[match.input_index] = max(finished.get(match.input_index, -1), match.evidence.line)
 
-    def survived(group: _Group) -> bool:
-        return all(m.evidence.line < finished.get(m.input_index, -1) for m in group.matches)
+    def survived(group: _Group) -> bool:  # exit noise came after the end, whatever followed it
+        return group.rule.category != AT_EXIT and all(
+            m.evidence.line < finished.get(m.input_index, -1) for m in group.matches
+        )
 
     rest = [group for group in groups if group.rule.category != FINISHED]
     if any(group.rule.severity is Severity.ERROR and not survived(group) for group in rest):

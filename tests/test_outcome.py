@@ -59,3 +59,28 @@ def test_exception_logged_before_the_run_finished_is_not_what_it_died_of() -> No
     assert _ids(report) == ["outcome.training-finished"]
     report, _result = diagnose_json("-", stdin=_log(FINISHED, TRACEBACK))
     assert _ids(report) == ["python.uncaught-exception"]
+
+
+TEARDOWN = (
+    "[ERROR] RUNTIME(110342,python3):2023-05-17-08:14:20.771.140 [api_c.cc:249]110342 rtDeviceReset:ErrCode=507000, "
+    "desc=[internal error], InnerCode=0x7000000",
+    "terminate called after throwing an instance of 'c10::Error'",
+    "  what():  NPU error: the device has been reset, error code is 507000",
+)
+
+
+def test_errors_after_training_finished_are_exit_noise() -> None:
+    report, result = diagnose_json("-", stdin=_log("step 90 loss 0.4", FINISHED, *TEARDOWN))
+    top = report["findings"][0]
+    assert (top["rule_id"], top["category"]) == ("outcome.errors-after-finish", "unclean_shutdown_noise")
+    assert top["evidence"][0]["line"] == 3
+    assert "no_failure" in [finding["category"] for finding in report["findings"]]
+    assert not any(finding["severity"] == "error" for finding in report["findings"])
+    assert result.exit_code == 0
+
+
+def test_one_rank_finishing_does_not_make_another_ranks_errors_noise() -> None:
+    lines = ["[rank7]: " + FINISHED, *("[rank0]: " + line for line in TEARDOWN)]
+    report, result = diagnose_json("-", stdin=_log(*lines))
+    assert not any(finding["category"] == "unclean_shutdown_noise" for finding in report["findings"])
+    assert result.exit_code == 1

@@ -14,7 +14,7 @@ import os
 from collections.abc import Iterator, Sequence
 from typing import Any, NamedTuple
 
-from ascend_doctor import __version__, uncaught
+from ascend_doctor import __version__, outcome, uncaught
 from ascend_doctor.cluster.wire import SCHEMA_VERSION
 from ascend_doctor.engine import earlier_runs_warning
 from ascend_doctor.errors import InputError
@@ -35,7 +35,8 @@ from ascend_doctor.model import (
 )
 from ascend_doctor.ranking import earlier_runs, rank, waited_for
 
-UNCAUGHT_IDS = frozenset(rule.id for rule in uncaught.RULES)
+# The built-in findings (the exception a job died of, its exit noise): decided again over all nodes.
+REDECIDED_IDS = frozenset(rule.id for rule in (*uncaught.RULES, *outcome.RULES))
 
 # What decides where a rule's matches rank: rules of one id must agree on these to be merged.
 RANKING_FIELDS = ("category", "severity", "confidence", "kind")
@@ -201,8 +202,7 @@ class _Merger:
             node,
         )
         rules = report.data["rules_matched"]
-        # The exception a node's job died of is decided again over all the nodes' logs.
-        hits = [hit for hit in item["hits"] if hit[0] not in UNCAUGHT_IDS]
+        hits = [hit for hit in item["hits"] if hit[0] not in REDECIDED_IDS]
         return record, [self._match(hit, path, index, rules) for hit in hits]
 
     @staticmethod
@@ -300,10 +300,10 @@ def merge(paths: Sequence[str], lang: str = "en") -> Merged:
             continue
         merged.append((report.version, report.node, str(report.data.get("utc_offset") or "")))
     rules: Sequence[Rule] = [
-        *(rule for rule, _ in merger.rules.values() if rule.id not in UNCAUGHT_IDS),
+        *(rule for rule, _ in merger.rules.values() if rule.id not in REDECIDED_IDS),
         *uncaught.RULES,
     ]
-    merger.matches, rules = uncaught.with_death(merger.inputs, merger.matches, rules)
+    merger.matches, rules = outcome.at_exit(*uncaught.with_death(merger.inputs, merger.matches, rules))
     peer = waited_for(merger.matches, rules)
     earlier = earlier_runs(merger.matches, rules)
     warnings = _version_warnings(merged)

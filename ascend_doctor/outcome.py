@@ -1,0 +1,107 @@
+"""Errors a job printed after its work was done: the exit noise of a run that finished.
+
+A `no_failure` rule of kind `cause` marks where an input's work ended (final metrics, a conversion
+or a test run that succeeded, a server shut down on request); one of kind `symptom` only shows
+that it was working (a server answering) and ends nothing. What a rule reports as an error after
+the end is teardown (a device reset, a process group destroyed late, a `__del__` that failed) and
+becomes exit noise; an exception the job raised there still killed it, unless it is the stop
+itself (Ctrl+C, SystemExit).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from ascend_doctor import uncaught
+from ascend_doctor.model import PROSE, Confidence, Examples, Kind, Match, Rule, Severity, Text
+from ascend_doctor.ranking import AT_EXIT, FINISHED
+
+STOPS = ("SystemExit", "KeyboardInterrupt")
+
+EXIT_NOISE = Rule(
+    id="outcome.errors-after-finish",
+    category=AT_EXIT,
+    severity=Severity.WARNING,
+    confidence=Confidence.MEDIUM,
+    kind=Kind.CAUSE,
+    title=Text(
+        "Errors printed at exit, after the run had finished or was stopped",
+        "运行结束或被停止后、进程退出时打印的错误",
+    ),
+    cause=Text(
+        "The work finished first (see the line the finding points at and the run's own success line); "
+        "the errors after it come from tearing the process down: devices reset while streams or events "
+        "still existed, a process group destroyed late, a worker killed by its exiting parent. They do "
+        "not change the results.",
+        "任务先已完成（见本条指向的行及运行本身的成功输出）；其后的错误来自进程退出时的清理：设备在流或事件"
+        "尚存时被复位、进程组销毁过晚、worker 随父进程退出被终止。它们不影响结果。",
+    ),
+    fix=Text(
+        "Nothing is needed for the results. To exit cleanly, destroy the process group "
+        "(`torch.distributed.destroy_process_group()`) and release NPU objects before the script ends, "
+        "and stop servers with one Ctrl+C rather than killing their workers.",
+        "结果无需处理。若要干净退出：在脚本结束前调用 `torch.distributed.destroy_process_group()` 并释放 "
+        "NPU 对象；停止服务时按一次 Ctrl+C，而不要直接杀掉 worker 进程。",
+    ),
+    env=(),
+    patterns=(),
+    examples=Examples((), ()),
+    sources=("built in: error lines after a line that says the run finished",),
+)
+RULES = (EXIT_NOISE,)
+
+_Where = tuple[int, "int | None"]  # (input, rank)
+
+
+def at_exit(matches: Sequence[Match], rules: Sequence[Rule]) -> tuple[list[Match], tuple[Rule, ...]]:
+    """The matches with one EXIT_NOISE match where each finished rank's exit noise starts, and the
+    rules with those whose every error came after the end of its rank's work made exit noise (a
+    rule that also fired where work had not ended is left alone: it may be why that failed). The
+    end of a line with no rank is the whole file's."""
+    by_id = {rule.id: rule for rule in rules}
+    ended: dict[_Where, int] = {}
+    for match in matches:
+        rule = by_id[match.rule_id]
+        if rule.category == FINISHED and rule.kind is Kind.CAUSE:
+            where = (match.input_index, match.evidence.rank)
+            ended[where] = min(ended.get(where, match.evidence.line), match.evidence.line)
+    if not ended:
+        return list(matches), tuple(rules)
+    after: dict[str, list[Match]] = {}
+    kept_errors: set[str] = set()
+    for match in matches:
+        if by_id[match.rule_id].severity is not Severity.ERROR or match.quoted == PROSE:
+            continue
+        end = _end(ended, match)
+        if end is not None and match.evidence.line > end and not _raised_after_the_work(match):
+            after.setdefault(match.rule_id, []).append(match)
+        elif end is None or match.evidence.line > end:
+            kept_errors.add(match.rule_id)
+    noisy = {rule_id: found for rule_id, found in after.items() if rule_id not in kept_errors}
+    if not noisy:
+        return list(matches), tuple(rules)
+    starts: dict[int, Match] = {}
+    for match in (match for found in noisy.values() for match in found):
+        start = starts.get(match.input_index)
+        if start is None or match.evidence.line < start.evidence.line:
+            starts[match.input_index] = match
+    demoted = {
+        rule_id: by_id[rule_id]._replace(category=AT_EXIT, severity=Severity.WARNING, kind=Kind.SYMPTOM)
+        for rule_id in noisy
+    }
+    leads = [start._replace(rule_id=EXIT_NOISE.id, quoted="", repeats=0) for start in starts.values()]
+    return [*matches, *leads], (*(demoted.get(rule.id, rule) for rule in rules), EXIT_NOISE)
+
+
+def _end(ended: dict[_Where, int], match: Match) -> int | None:
+    """Where the work of the match's rank ended, else of its file's lines with no rank."""
+    found = ended.get((match.input_index, match.evidence.rank))
+    return ended.get((match.input_index, None)) if found is None else found
+
+
+def _raised_after_the_work(match: Match) -> bool:
+    """An exception the job died of after its work ended: it did die of it, unless it is the stop."""
+    if match.rule_id not in uncaught.RULE_IDS:
+        return False
+    exception = dict(match.evidence.captures).get("exception", "")
+    return not exception.split(":", 1)[0].rsplit(".", 1)[-1].startswith(STOPS)
