@@ -18,6 +18,8 @@ The ranking key, best first:
      first, in a log per rank and in one log of all ranks alike; then line order decides
   7. position (input order, then line)
   8. rule id
+A run that says it finished or was working (a `no_failure` finding) then leads where nothing it
+did not survive failed, with the quiet warnings folded into it (_completed).
 """
 
 from __future__ import annotations

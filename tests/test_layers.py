@@ -24,7 +24,14 @@ MAY_IMPORT: dict[str, set[str]] = {
     "cli": {"spine", "read", "rulebase", "match", "engine", "check", "cluster", "render", "watch"},
     "main": {"spine", "cli"},  # __main__
 }
-TOP = {"engine": "engine", "ranking": "engine", "uncaught": "engine", "gpu_job": "engine", "__main__": "main"}
+TOP = {
+    "engine": "engine",
+    "ranking": "engine",
+    "uncaught": "engine",
+    "outcome": "engine",
+    "gpu_job": "engine",
+    "__main__": "main",
+}
 
 
 def _modules() -> dict[str, Path]:
