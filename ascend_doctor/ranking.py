@@ -40,7 +40,9 @@ CATCH_ALL_CATEGORIES = frozenset({"needs_more_evidence", "not_ascend"})
 # A run that did not fail, and the findings that fold into it there: remarks, not causes.
 FINISHED = "no_failure"
 AT_EXIT = "unclean_shutdown_noise"
+BUG = "not_ascend"
 QUIET_CATEGORIES = frozenset({"benign_fallback_warning", "needs_more_evidence", "not_ascend"})
+REMARKS = QUIET_CATEGORIES | {AT_EXIT}
 # A catalogue finding is one code (rulebase/catalogue.py): in a catch-all category two codes are
 # two findings, as two causes there are.
 CATALOGUE_PREFIX = "catalogue."
@@ -272,6 +274,30 @@ def _completed(groups: list[_Group], clock: _Clock, rules: dict[str, Rule]) -> l
     return [lead, *(group for group in rest if group.rule.category not in QUIET_CATEGORIES)]
 
 
+def _beside_a_bug(
+    groups: list[_Group], waited_on_top: bool, clock: _Clock, rules: dict[str, Rule]
+) -> list[_Group]:
+    """Where the job died of something outside the NPU stack (a `not_ascend` cause leads), the
+    symptoms the stack printed because of it (the ACL call that failed on the way out) and the
+    run's remarks (fallbacks, notes, exit noise) fold into it: beside a bug in the script they
+    would read as NPU causes of their own. The other ranks' timeouts stay its consequence."""
+    top = groups[0]
+    if top.rule.category != BUG or top.rule.kind is not Kind.CAUSE:
+        return groups
+    kept = [top]
+    lines = {(m.input_index, m.evidence.line) for m in top.matches}
+    for group in groups[1:]:
+        role, _related = _role(group.rule, top.rule, waited_on_top)
+        if role == "consequence" or (role == "cause" and group.rule.category not in REMARKS):
+            kept.append(group)
+            continue
+        top.also.extend([group.rule.id, *group.also])
+        top.matches.extend(m for m in group.matches if (m.input_index, m.evidence.line) not in lines)
+        lines.update((m.input_index, m.evidence.line) for m in group.matches)
+    top.matches.sort(key=lambda m: (rules[m.rule_id].category != BUG, clock.position(m)))
+    return kept
+
+
 def _role(rule: Rule, top: Rule, waited_on_top: bool) -> tuple[str, str | None]:
     """A finding's role beside the top one. Timeouts are the consequence of a top cause, and of a
     top symptom (a bare EZ9999) when they name its rank as the one they waited for. Beside a run
@@ -377,4 +403,5 @@ def rank(
         return ()
     top = groups[0]
     waited_on_top = peer is not None and any(match.evidence.rank == peer[0] for match in top.matches)
+    groups = _beside_a_bug(groups, waited_on_top, clock, by_id)
     return tuple(_finding(group, top, waited_on_top, earlier) for group in groups)

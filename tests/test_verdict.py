@@ -147,7 +147,8 @@ def test_a_warning_is_not_called_the_cause_of_a_job_that_died_of_something_else(
         "ValueError: could not convert string to float: '1e-4,'\n"
     )
     report, result = diagnose_json(str(log))
-    assert [finding["severity"] for finding in report["findings"]] == ["error", "warning"]
+    assert [finding["severity"] for finding in report["findings"]] == ["error"]
+    assert report["findings"][0]["also_matched"] == ["operators.double-cast-to-float"]
     assert report["verdict"] == (
         "No Ascend cause found; the job died of ValueError: could not convert string to float: '1e-4,' "
         f"at train.py:40 ({log}:4, rank 0)"
