@@ -8,7 +8,7 @@ The ranking key, best first:
      long before the others' (an old plog left in ~/ascend/log) is of an earlier run
   2. victims last: a collective timeout (HCCL; NCCL in a GPU job) is what ranks print while
      waiting for the rank that failed; so is a catch-all error that only the ranks that timed
-     out print (torch_npu's "call acl api failed" after the timeout), an echo of it
+     out print (torch_npu's "call acl api failed" after the timeout), an echo of it, last
   3. kind (cause before symptom)
   4. said by the rank the timeouts name as the one they waited for (`remote rank [3]`): stronger
      evidence than time, which a restarted job's earlier attempt wins
@@ -29,7 +29,7 @@ from collections.abc import Iterable, Sequence
 from typing import NamedTuple, Optional
 
 from ascend_doctor.model import PROSE, Confidence, EnvRemedy, Evidence, Finding, Kind, Match, Rule, Severity
-from ascend_doctor.read.events import remote_rank
+from ascend_doctor.read.events import remote_rank, timestamp_of
 
 VICTIM_CATEGORIES = frozenset({"hccl_timeout"})
 # Collective timeouts outside Ascend: a GPU job's ranks waiting for the one that failed (a CUDA
@@ -47,6 +47,13 @@ REMARKS = QUIET_CATEGORIES | {AT_EXIT}
 # two findings, as two causes there are.
 CATALOGUE_PREFIX = "catalogue."
 MAX_EVIDENCE = 10
+# What a group is to the ranks that waited: none of theirs, their timeout, or an error that only
+# repeats it (after the timeout it repeats).
+NOT_A_VICTIM, TIMEOUT, ECHO = 0, 1, 2
+# A catch-all error this close to a timeout line (seconds), or this few lines before its rank's
+# first one, is part of the report of that timeout (_echoes).
+ECHO_SECONDS = 2.0
+ECHO_LINES = 40
 SYMPTOM_DISCOUNT = 0.5
 
 
@@ -121,7 +128,7 @@ class _Group:
     """The matches that fold into one finding, and the other rules folded in with them."""
 
     def __init__(
-        self, rule: Rule, matches: list[Match], first: _Position, roles: tuple[bool, bool, bool]
+        self, rule: Rule, matches: list[Match], first: _Position, roles: tuple[bool, int, bool]
     ) -> None:
         self.rule = rule
         self.matches = matches
@@ -147,23 +154,33 @@ _Moment = tuple[Optional[float], int]  # (time, line) of a line in a file
 _Where = tuple[int, Optional[int]]  # (input, rank)
 
 
-def _first_timeouts(matches: Sequence[Match], rules: dict[str, Rule]) -> dict[_Where, _Moment]:
-    """Where each rank that timed out first said so: (file, rank) -> (time, line). Only error
-    lines of known ranks count (not a startup warning about the timeout settings, and not a file
-    whose lines name no rank, where a timeout says nothing of which process printed the other
-    errors). The awaited rank's own timeout counts too: what it says after it is as much an echo
-    as the others' (a rank that was only slow, then waited for ranks that had given up)."""
+class _Timeouts(NamedTuple):
+    """Where each rank that timed out first said so: (file, rank) -> (time, line); and the times
+    of every timeout line of each file that carries its own, whatever rank said it."""
+
+    first: dict[_Where, _Moment]
+    stamps: dict[int, list[float]]
+
+
+def _timeouts(matches: Sequence[Match], rules: dict[str, Rule]) -> _Timeouts:
+    """Only error lines count (not a startup warning about the timeout settings). In `first` only
+    known ranks count (a file whose lines name no rank says nothing of which process printed the
+    other errors). The awaited rank's own timeout counts too: what it says after it is as much an
+    echo as the others' (a rank that was only slow, then waited for ranks that had given up)."""
     first: dict[_Where, _Moment] = {}
+    stamps: dict[int, list[float]] = {}
     for match in matches:
         rule, rank = rules[match.rule_id], match.evidence.rank
         if not waits(rule) or rule.severity is not Severity.ERROR:
             continue
+        if _own_time(match):
+            stamps.setdefault(match.input_index, []).append(match.evidence.timestamp or 0.0)
         if rank is None:
             continue
         where, moment = (match.input_index, rank), (match.evidence.timestamp, match.evidence.line)
         if where not in first or _before(moment, first[where]):
             first[where] = moment
-    return first
+    return _Timeouts(first, stamps)
 
 
 def _before(one: _Moment, other: _Moment) -> bool:
@@ -173,17 +190,40 @@ def _before(one: _Moment, other: _Moment) -> bool:
     return one[1] < other[1]
 
 
-def _echoes_timeouts(rule: Rule, matches: Sequence[Match], timeouts: dict[_Where, _Moment]) -> bool:
-    """Whether a catch-all error is only said by ranks that had timed out, after they did
-    (torch_npu's "call acl api failed" after the wait). It adds nothing to the timeout, and must
-    not hide it."""
+def _echoes_timeouts(rule: Rule, matches: Sequence[Match], timeouts: _Timeouts) -> bool:
+    """Whether a catch-all error only repeats a timeout (torch_npu's "call acl api failed" or
+    "The Inner error is reported as above", a stream that failed to synchronize). It adds nothing
+    to the timeout, and must not hide it. Where its lines carry their own time, each is stamped
+    within ECHO_SECONDS of a timeout line of its file: the rank that failed first says so a whole
+    timeout (30 minutes by default) before the others give up. Else each is said by a rank that
+    timed out, after it did or in the block that reports it (torch_npu prints the exception before
+    the CANN error it wraps). A line with no time of its own has the time of the lines before it,
+    which says nothing of when it was said."""
     if rule.category not in CATCH_ALL_CATEGORIES:
         return False
-    for match in matches:
-        timeout = timeouts.get((match.input_index, match.evidence.rank))
-        if timeout is None or _before((match.evidence.timestamp, match.evidence.line), timeout):
-            return False
-    return True
+    timed = [match for match in matches if _own_time(match)]
+    if timed:
+        return all(_near_a_timeout(match, timeouts) or _after_its_timeout(match, timeouts) for match in timed)
+    return all(_after_its_timeout(match, timeouts) for match in matches)
+
+
+def _own_time(match: Match) -> bool:
+    return match.evidence.timestamp is not None and timestamp_of(match.evidence.text) is not None
+
+
+def _near_a_timeout(match: Match, timeouts: _Timeouts) -> bool:
+    stamp = match.evidence.timestamp or 0.0
+    return any(abs(stamp - other) <= ECHO_SECONDS for other in timeouts.stamps.get(match.input_index, ()))
+
+
+def _after_its_timeout(match: Match, timeouts: _Timeouts) -> bool:
+    timeout = timeouts.first.get((match.input_index, match.evidence.rank))
+    if timeout is None:
+        return False
+    moment = (match.evidence.timestamp, match.evidence.line)
+    return not _before(moment, timeout) or (
+        (moment[0] is None or timeout[0] is None) and timeout[1] - match.evidence.line <= ECHO_LINES
+    )
 
 
 def _reports_the_timeout(rule: Rule, matches: Sequence[Match], lines: frozenset[tuple[int, int]]) -> bool:
@@ -379,7 +419,7 @@ def rank(
     grouped: dict[str, list[Match]] = {}
     for match in every:
         grouped.setdefault(match.rule_id, []).append(match)
-    timeouts = _first_timeouts(every, by_id)
+    timeouts = _timeouts(every, by_id)
     timeout_lines = frozenset(
         (m.input_index, m.evidence.line)
         for m in every
@@ -389,11 +429,12 @@ def rank(
     for rule_id, found in grouped.items():
         found.sort(key=clock.position)
         rule = by_id[rule_id]
-        victim = (
-            waits(rule)
-            or _echoes_timeouts(rule, found, timeouts)
-            or _reports_the_timeout(rule, found, timeout_lines)
-        )
+        if waits(rule):
+            victim = TIMEOUT
+        elif _echoes_timeouts(rule, found, timeouts) or _reports_the_timeout(rule, found, timeout_lines):
+            victim = ECHO
+        else:
+            victim = NOT_A_VICTIM
         awaited = peer is not None and any(match.evidence.rank == peer[0] for match in found)
         stale = earlier is not None and all(match.input_index in earlier.inputs for match in found)
         groups.append(_Group(rule, found, clock.position(found[0]), (stale, victim, awaited)))

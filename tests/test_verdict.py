@@ -195,6 +195,23 @@ def test_in_one_log_without_ranks_an_error_before_the_timeouts_is_not_their_echo
     assert "not in these logs" not in report["verdict"]
 
 
+def test_in_one_log_without_ranks_a_generic_error_stamped_with_the_timeout_is_its_echo(
+    tmp_path: Path,
+) -> None:
+    sync_failed = (
+        "[ERROR] RUNTIME(23661,python3):2024-12-04-10:36:02.402.113 [logger.cc:1012] 23661 StreamSynchronize: "
+        "Stream synchronize failed, stream_id=5, retCode=0x91, [the model stream execute failed].\n"
+    )
+    log = tmp_path / "plog.log"
+    log.write_text(sync_failed + TIMEOUT)
+    report, _ = diagnose_json(str(log))
+    assert report["findings"][0]["category"] == "hccl_timeout"
+    earlier = tmp_path / "earlier.log"
+    earlier.write_text(sync_failed.replace("10:36:02", "10:06:02") + TIMEOUT)
+    report, _ = diagnose_json(str(earlier))
+    assert report["findings"][0]["category"] == "needs_more_evidence"
+
+
 def test_lines_naming_no_rank_do_not_take_the_time_of_the_rank_that_failed_first(tmp_path: Path) -> None:
     timed_out = "".join(
         f"[rank{rank}]:" + TIMEOUT + _acl_failed(rank, "10:36:03") + "EZ9999: Inner Error!\n"
