@@ -10,14 +10,18 @@ accelerator at all is no CUDA call on an NPU either: it is a script run where th
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 
 from ascend_doctor.model import NOT_A_FAILURE, Finding, InputRecord, Match, Text
 from ascend_doctor.read.accelerator import GPU, NONE, ascend_sign
 
 # Findings that say CUDA is asked for where there is none: whatever the log quotes (`cuda:0` in
-# the user's code), such a job does not run on a GPU.
+# the user's code), such a job does not run on a GPU. On Windows it runs on no NPU either.
 NO_GPU_HERE = ("cuda_api_on_npu", "torch_npu_not_loaded")
+# GPU signs that are only code asking for CUDA, not a machine that has it (nvidia-smi, a CUDA OOM):
+# beside such a finding they show no GPU.
+ASKED_FOR_CUDA = re.compile(r"CUDA_VISIBLE_DEVICES|cuda:\d|device=['\"]cuda")
 
 
 def gpu_only(records: Sequence[InputRecord], matches: Sequence[Match]) -> str:
@@ -62,6 +66,8 @@ def as_gpu_job(findings: Sequence[Finding], sign: str) -> tuple[Finding, ...]:
     not_ascend; findings already not_ascend or no_failure are left as they are."""
     if sign.startswith(NONE):
         return tuple(_not_ascend(f, sign) if f.rule.category == "cuda_api_on_npu" else f for f in findings)
-    if not sign or any(finding.rule.category in NO_GPU_HERE for finding in findings):
+    kind, _, text = sign.partition(":")
+    asked_for = kind == GPU and ASKED_FOR_CUDA.match(text) is not None
+    if not sign or (asked_for and any(finding.rule.category in NO_GPU_HERE for finding in findings)):
         return tuple(findings)
     return tuple(f if f.rule.category in NOT_A_FAILURE else _not_ascend(f, sign) for f in findings)

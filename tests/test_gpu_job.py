@@ -85,3 +85,21 @@ def test_a_job_on_windows_gets_no_ascend_claim(tmp_path: Path) -> None:
     assert report["findings"]
     assert all(finding["category"] == "not_ascend" for finding in report["findings"])
     assert any("job on Windows (H:\\CONDA" in finding["cause"] for finding in report["findings"])
+
+
+def test_cuda_asked_for_on_windows_is_no_npu_job(tmp_path: Path) -> None:
+    text = (
+        'File "C:\\Users\\me\\AppData\\Local\\Programs\\Python\\Python310\\lib\\site-packages\\torch\\cuda\\'
+        '__init__.py", line 284, in _lazy_init\n'
+        "AssertionError: Torch not compiled with CUDA enabled\n"
+    )
+    assert _top(tmp_path, text)["category"] == "not_ascend"
+
+
+def test_a_cuda_package_failing_on_a_machine_nvidia_smi_shows_is_no_npu_job(tmp_path: Path) -> None:
+    text = (
+        "$ nvidia-smi --query-gpu=name --format=csv\nNVIDIA H100 80GB HBM3\n"
+        "ImportError: /usr/local/lib/python3.10/site-packages/flash_attn_2_cuda.cpython-310-x86_64-linux-gnu.so: "
+        "undefined symbol: _ZN3c104cuda9SetDeviceEi\n"
+    )
+    assert _top(tmp_path, text)["category"] == "not_ascend"
