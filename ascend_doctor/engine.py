@@ -349,7 +349,7 @@ def diagnose(
         timeouts = matcher.timeouts
     rules = (*rulebase.rules, *uncaught.RULES)
     matches, rules = _with_codes(_one_per_message(matches), rules)
-    matches, rules = outcome.at_exit(*uncaught.with_death(records, matches, rules))
+    matches, rules = outcome.at_exit(records, *uncaught.with_death(records, matches, rules))
     peer = waited_for(matches, rules)
     earlier = earlier_runs(matches, rules)
     if earlier is not None:

@@ -1,11 +1,13 @@
-"""Errors a job printed after its work was done: the exit noise of a run that finished.
+"""Errors a job printed after its work was done: the exit noise of a run that finished, or that an
+exception ended.
 
 A `no_failure` rule of kind `cause` marks where an input's work ended (final metrics, a conversion
 or a test run that succeeded, a server shut down on request); one of kind `symptom` only shows
 that it was working (a server answering) and ends nothing. What a rule reports as an error after
 the end is teardown (a device reset, a process group destroyed late, a `__del__` that failed) and
 becomes exit noise; an exception the job raised there still killed it, unless it is the stop
-itself (Ctrl+C, SystemExit).
+itself (Ctrl+C, SystemExit). After an exception the job died of, torch_npu's exit-time warnings
+(`NPU warning, error code is ...`) and what follows them are exit noise too.
 """
 
 from __future__ import annotations
@@ -13,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from ascend_doctor import uncaught
-from ascend_doctor.model import PROSE, Confidence, Examples, Kind, Match, Rule, Severity, Text
+from ascend_doctor.model import PROSE, Confidence, Examples, InputRecord, Kind, Match, Rule, Severity, Text
 from ascend_doctor.ranking import AT_EXIT, FINISHED
 
 STOPS = ("SystemExit", "KeyboardInterrupt")
@@ -25,23 +27,25 @@ EXIT_NOISE = Rule(
     confidence=Confidence.MEDIUM,
     kind=Kind.CAUSE,
     title=Text(
-        "Errors printed at exit, after the run had finished or was stopped",
-        "运行结束或被停止后、进程退出时打印的错误",
+        "Errors printed at exit, after the work had ended",
+        "工作结束后、进程退出时打印的错误",
     ),
     cause=Text(
-        "The work finished first (see the line the finding points at and the run's own success line); "
-        "the errors after it come from tearing the process down: devices reset while streams or events "
-        "still existed, a process group destroyed late, a worker killed by its exiting parent. They do "
-        "not change the results.",
-        "任务先已完成（见本条指向的行及运行本身的成功输出）；其后的错误来自进程退出时的清理：设备在流或事件"
-        "尚存时被复位、进程组销毁过晚、worker 随父进程退出被终止。它们不影响结果。",
+        "The work had ended first: the run finished (see its own success line), or an exception stopped "
+        "it (see the finding about that exception). The errors after that come from tearing the process "
+        "down: devices reset while streams or events still existed, a process group destroyed late, a "
+        "worker killed by its exiting parent. They are not why the job ended and change no result.",
+        "工作先已结束：运行已完成（见其自身的成功输出），或被某个异常终止（见关于该异常的发现）。其后的错误"
+        "来自进程退出时的清理：设备在流或事件尚存时被复位、进程组销毁过晚、worker 随父进程退出被终止。它们"
+        "不是任务结束的原因，也不改变任何结果。",
     ),
     fix=Text(
-        "Nothing is needed for the results. To exit cleanly, destroy the process group "
-        "(`torch.distributed.destroy_process_group()`) and release NPU objects before the script ends, "
-        "and stop servers with one Ctrl+C rather than killing their workers.",
-        "结果无需处理。若要干净退出：在脚本结束前调用 `torch.distributed.destroy_process_group()` 并释放 "
-        "NPU 对象；停止服务时按一次 Ctrl+C，而不要直接杀掉 worker 进程。",
+        "Deal with what ended the work, if anything did; these lines need nothing. To exit cleanly, "
+        "destroy the process group (`torch.distributed.destroy_process_group()`) and release NPU objects "
+        "before the script ends, and stop servers with one Ctrl+C rather than killing their workers.",
+        "如有导致工作结束的问题，先处理它；这些行本身无需处理。若要干净退出：在脚本结束前调用 "
+        "`torch.distributed.destroy_process_group()` 并释放 NPU 对象；停止服务时按一次 Ctrl+C，"
+        "而不要直接杀掉 worker 进程。",
     ),
     env=(),
     patterns=(),
@@ -53,11 +57,15 @@ RULES = (EXIT_NOISE,)
 _Where = tuple[int, "int | None"]  # (input, rank)
 
 
-def at_exit(matches: Sequence[Match], rules: Sequence[Rule]) -> tuple[list[Match], tuple[Rule, ...]]:
-    """The matches with one EXIT_NOISE match where each finished rank's exit noise starts, and the
-    rules with those whose every error came after the end of its rank's work made exit noise (a
-    rule that also fired where work had not ended is left alone: it may be why that failed). The
-    end of a line with no rank is the whole file's."""
+def at_exit(
+    records: Sequence[InputRecord], matches: Sequence[Match], rules: Sequence[Rule]
+) -> tuple[list[Match], tuple[Rule, ...]]:
+    """The matches with one EXIT_NOISE match where each input's exit noise starts, and the rules
+    with those whose every error was exit noise made so. Exit noise: what a rank reported as an
+    error after its work ended, and torch_npu's exit-time warnings after the exception a job died
+    of (uncaught.exit_warnings) with all that follows them. A rule that also fired before (where
+    work had not ended) is left alone: it may be why that failed. The end of a line with no rank
+    is the whole file's."""
     by_id = {rule.id: rule for rule in rules}
     ended: dict[_Where, int] = {}
     for match in matches:
@@ -65,7 +73,8 @@ def at_exit(matches: Sequence[Match], rules: Sequence[Rule]) -> tuple[list[Match
         if rule.category == FINISHED and rule.kind is Kind.CAUSE:
             where = (match.input_index, match.evidence.rank)
             ended[where] = min(ended.get(where, match.evidence.line), match.evidence.line)
-    if not ended:
+    exiting = uncaught.exit_warnings(records, matches, by_id)
+    if not ended and not exiting:
         return list(matches), tuple(rules)
     after: dict[str, list[Match]] = {}
     kept_errors: set[str] = set()
@@ -73,9 +82,12 @@ def at_exit(matches: Sequence[Match], rules: Sequence[Rule]) -> tuple[list[Match
         if by_id[match.rule_id].severity is not Severity.ERROR or match.quoted == PROSE:
             continue
         end = _end(ended, match)
-        if end is not None and match.evidence.line > end and not _raised_after_the_work(match):
+        line = match.evidence.line
+        if line >= exiting.get(match.input_index, line + 1) or (
+            end is not None and line > end and not _raised_after_the_work(match)
+        ):
             after.setdefault(match.rule_id, []).append(match)
-        elif end is None or match.evidence.line > end:
+        elif end is None or line > end:
             kept_errors.add(match.rule_id)
     noisy = {rule_id: found for rule_id, found in after.items() if rule_id not in kept_errors}
     if not noisy:

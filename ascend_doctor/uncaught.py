@@ -27,7 +27,7 @@ from ascend_doctor.model import (
     Text,
 )
 from ascend_doctor.ranking import waits
-from ascend_doctor.read.tracebacks import WRAPPERS, is_echo, is_npu_error, short_message
+from ascend_doctor.read.tracebacks import WRAPPERS, is_echo, is_exit_warning, is_npu_error, short_message
 
 UNCAUGHT = Rule(
     id="python.uncaught-exception",
@@ -108,6 +108,7 @@ CUT_IDS = frozenset({CUT_TRACEBACK.id, CUT_NPU_TRACEBACK.id})
 RULE_IDS = frozenset(rule.id for rule in RULES)
 
 _Where = tuple[int, "int | None"]
+_NEVER = 1 << 62  # a line number no input reaches
 
 
 # Warnings that name no cause of a failure: the rest, in a job that died of an exception no rule
@@ -156,6 +157,7 @@ def died_of(records: Sequence[InputRecord], matches: Sequence[Match], rules: Ite
     timed_out: set[_Where] = set()
     errors: list[Match] = []
     finished: dict[int, int] = {}  # input -> its last line that says the run finished
+    exiting = exit_warnings(records, matches, by_id)
     for match in matches:
         rule = by_id[match.rule_id]
         if rule.category == "no_failure":
@@ -163,6 +165,8 @@ def died_of(records: Sequence[InputRecord], matches: Sequence[Match], rules: Ite
             continue
         if rule.severity is not Severity.ERROR or match.quoted == PROSE or is_echo(match.evidence.text):
             continue
+        if match.evidence.line >= exiting.get(match.input_index, _NEVER):
+            continue  # what torch_npu warned about while the process exited, after the exception
         errors.append(match)
         if waits(rule) and match.evidence.rank is not None:
             timed_out.add((match.input_index, match.evidence.rank))
@@ -176,6 +180,28 @@ def died_of(records: Sequence[InputRecord], matches: Sequence[Match], rules: Ite
         if raised is not None:
             found.append(_match(raised, index, record.ascend_seen))
     return found
+
+
+def exit_warnings(
+    records: Sequence[InputRecord], matches: Sequence[Match], rules: dict[str, Rule]
+) -> dict[int, int]:
+    """Where each input's exit noise starts: the first error line, after the last exception it
+    printed, that is torch_npu's exit-time warning (`NPU warning, error code is 507899 ...
+    (function npuSynchronizeUsedDevices)`). What follows it was said while the process exited."""
+    last = {
+        index: max(one.end for one in record.raised) for index, record in enumerate(records) if record.raised
+    }
+    starts: dict[int, int] = {}
+    for match in matches:
+        line, index = match.evidence.line, match.input_index
+        if (
+            index in last
+            and line > last[index]
+            and rules[match.rule_id].severity is Severity.ERROR
+            and is_exit_warning(match.evidence.text)
+        ):
+            starts[index] = min(starts.get(index, line), line)
+    return starts
 
 
 def _last(

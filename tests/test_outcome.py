@@ -84,3 +84,26 @@ def test_one_rank_finishing_does_not_make_another_ranks_errors_noise() -> None:
     report, result = diagnose_json("-", stdin=_log(*lines))
     assert not any(finding["category"] == "unclean_shutdown_noise" for finding in report["findings"])
     assert result.exit_code == 1
+
+
+EXIT_WARNING = (
+    "[W compiler_depend.ts:409] Warning: NPU warning, error code is 507899[Error]: ",
+    "[Error]: The driver error occurs.",
+    "EH9999: Inner Error!",
+    "        rtDeviceSynchronize execute failed, reason=[driver error:internal error]",
+    " (function npuSynchronizeUsedDevices)",
+)
+
+
+def test_npu_warnings_at_exit_after_the_exception_the_job_died_of_are_exit_noise() -> None:
+    report, result = diagnose_json("-", stdin=_log(TRACEBACK, *EXIT_WARNING))
+    assert [finding["rule_id"] for finding in report["findings"]] == ["python.uncaught-exception"]
+    assert "outcome.errors-after-finish" in report["findings"][0]["also_matched"]
+    assert report["verdict"].startswith("No Ascend cause found; the job died of KeyError: 'outdoor_scene'")
+    assert result.exit_code == 1
+
+
+def test_an_npu_warning_with_no_exception_before_it_is_the_evidence() -> None:
+    report, _result = diagnose_json("-", stdin=_log("step 90 loss 0.4", *EXIT_WARNING))
+    assert report["findings"][0]["severity"] == "error"
+    assert report["findings"][0]["category"] != "unclean_shutdown_noise"

@@ -303,7 +303,9 @@ def merge(paths: Sequence[str], lang: str = "en") -> Merged:
         *(rule for rule, _ in merger.rules.values() if rule.id not in REDECIDED_IDS),
         *uncaught.RULES,
     ]
-    merger.matches, rules = outcome.at_exit(*uncaught.with_death(merger.inputs, merger.matches, rules))
+    merger.matches, rules = outcome.at_exit(
+        merger.inputs, *uncaught.with_death(merger.inputs, merger.matches, rules)
+    )
     peer = waited_for(merger.matches, rules)
     earlier = earlier_runs(merger.matches, rules)
     warnings = _version_warnings(merged)

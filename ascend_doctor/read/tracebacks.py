@@ -39,6 +39,9 @@ WRAPPERS = frozenset(
 # What a framework prints after any uncaught exception, whatever it was: torch_npu's exception hook
 # ends every failed run with this line (sic "applicaiton"). It says nothing the exception does not.
 _ECHO = re.compile(r"\bERR99999 UNKNOWN applica(?:ti|it)on exception")
+# torch_npu's form for an error it can only warn about: in destructors and in the device
+# synchronisation at interpreter exit (npuSynchronizeUsedDevices), after whatever ended the job.
+_EXIT_WARNING = re.compile(r"\bNPU warning, error code is \d+")
 # What an NPU, ACL or HCCL runtime error says of itself (not a Python error that names npu or a
 # torch_npu path): its cause is in the device's logs.
 _NPU = re.compile(
@@ -160,7 +163,12 @@ def _cut(tracks: Iterable[_Track], lines: list[bytes], end_line: int) -> list[Ra
 
 def _ends_message(text: str) -> bool:
     stripped = text.strip()
-    return bool(_HEADER.match(stripped) or stripped.startswith(_CHAIN + _IGNORED) or _FRAME.match(text))
+    return bool(
+        _HEADER.match(stripped)
+        or stripped.startswith(_CHAIN + _IGNORED)
+        or _FRAME.match(text)
+        or is_exit_warning(stripped)  # torch_npu warning at exit, after the exception was printed
+    )
 
 
 def _bare(tail: bytes, end_line: int, label: str, path_rank: int | None) -> tuple[Raised, ...]:
@@ -188,6 +196,11 @@ def _shown(text: str) -> str:
 def is_echo(text: str) -> bool:
     """Whether a line only repeats that the job raised an exception (torch_npu's ERR99999)."""
     return bool(_ECHO.search(text))
+
+
+def is_exit_warning(text: str) -> bool:
+    """Whether a line is torch_npu's warning about an error it could not raise (at exit)."""
+    return bool(_EXIT_WARNING.search(text))
 
 
 def is_npu_error(raised: Raised) -> bool:
