@@ -180,6 +180,8 @@ class Finding(NamedTuple):
     also: tuple[str, ...] = ()
     env: tuple[EnvRemedy, ...] = ()
     earlier_run: float | None = None  # only an earlier run showed it: seconds before the latest run
+    # The ranks (or, with no ranks, the files) whose timeouts waiting for it were folded into it.
+    waited: tuple[int | str, ...] = ()
 
 
 class Report(NamedTuple):

@@ -135,6 +135,7 @@ class _Group:
         self.first = first
         self.earlier_run, self.victim, self.awaited = roles
         self.also: list[str] = []
+        self.waited: set[int | str] = set()  # see Finding.waited
 
     @property
     def key(self) -> tuple[object, ...]:
@@ -311,16 +312,20 @@ def _completed(groups: list[_Group], clock: _Clock, rules: dict[str, Rule]) -> l
         lead.matches.extend(m for m in group.matches if (m.input_index, m.evidence.line) not in lines)
         lines.update((m.input_index, m.evidence.line) for m in group.matches)
     lead.matches.sort(key=lambda m: (rules[m.rule_id].category != FINISHED, clock.position(m)))
+    worst = max((group.rule.severity for group in quiet), key=lambda severity: severity.weight, default=None)
+    if worst is not None and worst.weight > lead.rule.severity.weight:
+        lead.rule = lead.rule._replace(severity=worst)  # `--fail-on warning` still sees the warnings
     return [lead, *(group for group in rest if group.rule.category not in QUIET_CATEGORIES)]
 
 
 def _beside_a_bug(
     groups: list[_Group], waited_on_top: bool, clock: _Clock, rules: dict[str, Rule]
 ) -> list[_Group]:
-    """Where the job died of something outside the NPU stack (a `not_ascend` cause leads), the
-    symptoms the stack printed because of it (the ACL call that failed on the way out) and the
-    run's remarks (fallbacks, notes, exit noise) fold into it: beside a bug in the script they
-    would read as NPU causes of their own. The other ranks' timeouts stay its consequence."""
+    """Where the job died of something outside the NPU stack (a `not_ascend` cause leads), what
+    the stack printed because of it (the other ranks' timeouts, the ACL call that failed on the way
+    out) and the run's remarks (fallbacks, notes, exit noise) fold into it: beside a bug in the
+    script they would read as NPU causes of their own. The ranks that timed out are kept, for the
+    verdict's "N other ranks timed out waiting for it"."""
     top = groups[0]
     if top.rule.category != BUG or top.rule.kind is not Kind.CAUSE:
         return groups
@@ -328,9 +333,12 @@ def _beside_a_bug(
     lines = {(m.input_index, m.evidence.line) for m in top.matches}
     for group in groups[1:]:
         role, _related = _role(group.rule, top.rule, waited_on_top)
-        if role == "consequence" or (role == "cause" and group.rule.category not in REMARKS):
+        if role == "cause" and group.rule.category not in REMARKS:
             kept.append(group)
             continue
+        if role == "consequence":
+            ranks = {m.evidence.rank for m in group.matches if m.evidence.rank is not None}
+            top.waited.update(ranks or {m.evidence.path for m in group.matches})
         top.also.extend([group.rule.id, *group.also])
         top.matches.extend(m for m in group.matches if (m.input_index, m.evidence.line) not in lines)
         lines.update((m.input_index, m.evidence.line) for m in group.matches)
@@ -390,6 +398,7 @@ def _finding(group: _Group, top: _Group, waited_on_top: bool, earlier: EarlierRu
         also=tuple(group.also),
         env=resolve_env(group.rule, next(m.evidence for m in matches if m.rule_id == group.rule.id)),
         earlier_run=_seconds_before(matches, earlier) if stale else None,
+        waited=tuple(sorted(group.waited, key=str)),
     )
 
 

@@ -90,7 +90,9 @@ def test_a_healthy_log_exits_0(tmp_path: Path) -> None:
     log = write(tmp_path, "ok.log", "epoch 1 loss 0.5\nepoch 2 loss 0.4\ntraining finished\n")
     result = run_cli("diagnose", str(log))
     assert result.exit_code == 0
-    assert "No known Ascend failure cause found" in result.stdout
+    assert "No failure: The training run finished." in result.stdout
+    log = write(tmp_path, "quiet.log", "epoch 1 loss 0.5\nepoch 2 loss 0.4\n")
+    assert "No known Ascend failure cause found" in run_cli("diagnose", str(log)).stdout
 
 
 def test_missing_file_is_one_line_and_exit_2(tmp_path: Path) -> None:

@@ -36,6 +36,7 @@ def test_finished_run_leads_and_its_fallback_warning_folds_into_it() -> None:
     assert finding["category"] == "no_failure"
     assert "operators.cpu-fallback-warning" in finding["also_matched"]
     assert {evidence["line"] for evidence in finding["evidence"]} == {2, 4}
+    assert finding["severity"] == "warning"  # the warning it carries still fails `--fail-on warning`
     assert result.exit_code == 0
 
 

@@ -205,7 +205,7 @@ def spread(report: Report) -> str:
     if top.rule.category == "hccl_timeout":
         return _waiting_only(report, top)
     first = top.evidence[0]
-    victims: set[object] = set()
+    victims: set[object] = set(top.waited)
     for finding in report.findings[1:]:
         if finding.role == "consequence":
             victims.update(finding.ranks or finding.paths)
