@@ -285,8 +285,8 @@ def _completed(groups: list[_Group], clock: _Clock, rules: dict[str, Rule]) -> l
     """A run that says it finished (a `no_failure` rule: final metrics, a server answering).
     What it printed before its last such line it survived. Beside an error it did not survive
     that line is no verdict and is dropped; beside a warning after it that names a cause, it
-    stays last. Otherwise it leads: quiet remarks (fallbacks, notes) fold into it, and what it
-    survived follows it."""
+    stays last. Otherwise it leads: quiet remarks (fallbacks, notes) and the warnings it survived
+    fold into it, and the errors it survived follow it."""
     done = [group for group in groups if group.rule.category == FINISHED]
     if not done:
         return groups
@@ -306,7 +306,12 @@ def _completed(groups: list[_Group], clock: _Clock, rules: dict[str, Rule]) -> l
         return groups
     lead = done[0]
     lines = {(m.input_index, m.evidence.line) for m in lead.matches}
-    quiet = [group for group in rest if group.rule.category in QUIET_CATEGORIES]
+    quiet = [
+        group
+        for group in rest
+        if group.rule.category in QUIET_CATEGORIES
+        or (group.rule.severity is not Severity.ERROR and survived(group))
+    ]
     for group in [*done[1:], *quiet]:
         lead.also.extend([group.rule.id, *group.also])
         lead.matches.extend(m for m in group.matches if (m.input_index, m.evidence.line) not in lines)
@@ -315,7 +320,7 @@ def _completed(groups: list[_Group], clock: _Clock, rules: dict[str, Rule]) -> l
     worst = max((group.rule.severity for group in quiet), key=lambda severity: severity.weight, default=None)
     if worst is not None and worst.weight > lead.rule.severity.weight:
         lead.rule = lead.rule._replace(severity=worst)  # `--fail-on warning` still sees the warnings
-    return [lead, *(group for group in rest if group.rule.category not in QUIET_CATEGORIES)]
+    return [lead, *(group for group in rest if group not in quiet)]
 
 
 def _beside_a_bug(
