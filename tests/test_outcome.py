@@ -108,3 +108,17 @@ def test_an_npu_warning_with_no_exception_before_it_is_the_evidence() -> None:
     report, _result = diagnose_json("-", stdin=_log("step 90 loss 0.4", *EXIT_WARNING))
     assert report["findings"][0]["severity"] == "error"
     assert report["findings"][0]["category"] != "unclean_shutdown_noise"
+
+
+VERSION_WARNING = (
+    "[WARNING] ME(12345:281473,MainProcess):2023-06-01-10:00:00.000.000 [mindspore/run_check/_check_version.py:375] "
+    'MindSpore version 2.0.0 and "te" wheel package version 6.3 does not match.'
+)
+
+
+def test_a_warning_the_run_survived_folds_into_it_and_one_after_it_does_not() -> None:
+    report, _result = diagnose_json("-", stdin=_log(VERSION_WARNING, "step 90 loss 0.4", FINISHED))
+    assert [finding["category"] for finding in report["findings"]] == ["no_failure"]
+    assert report["findings"][0]["also_matched"] == ["versions.framework-cann-version-check"]
+    report, _result = diagnose_json("-", stdin=_log("step 90 loss 0.4", FINISHED, VERSION_WARNING))
+    assert [finding["category"] for finding in report["findings"]] == ["version_mismatch", "no_failure"]
