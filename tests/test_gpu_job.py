@@ -6,10 +6,7 @@ from pathlib import Path
 
 from tests.conftest import diagnose_json
 
-PORT_IN_USE = (
-    "[W socket.cpp:436] [c10d] The server socket has failed to listen on any local network address. "
-    "useIpv6: 0, code: -98, name: EADDRINUSE, message: address already in use\n"
-)
+HOST_OOM = "[Wed Dec  4 15:32:53 2024] Out of memory: Killed process 28141 (python3) total-vm:412331000kB\n"
 
 
 def _top(tmp_path: Path, text: str) -> dict:
@@ -19,15 +16,15 @@ def _top(tmp_path: Path, text: str) -> dict:
     return report["findings"][0]
 
 
-def test_a_port_clash_on_an_a100_is_not_an_ascend_failure(tmp_path: Path) -> None:
-    top = _top(tmp_path, "CUDA_VISIBLE_DEVICES=1 torchrun --nproc-per-node 1 train.py\n" + PORT_IN_USE)
+def test_host_memory_exhausted_on_an_a100_is_not_an_ascend_failure(tmp_path: Path) -> None:
+    top = _top(tmp_path, "CUDA_VISIBLE_DEVICES=1 torchrun --nproc-per-node 1 train.py\n" + HOST_OOM)
     assert top["category"] == "not_ascend"
     assert top["env"] == []
     assert "NVIDIA GPU (CUDA_VISIBLE_DEVICES)" in top["cause"]
 
 
-def test_the_same_clash_on_an_npu_job_keeps_its_cause(tmp_path: Path) -> None:
-    top = _top(tmp_path, "ASCEND_RT_VISIBLE_DEVICES=1 torchrun --nproc-per-node 1 train.py\n" + PORT_IN_USE)
+def test_the_same_on_an_npu_job_keeps_its_cause(tmp_path: Path) -> None:
+    top = _top(tmp_path, "ASCEND_RT_VISIBLE_DEVICES=1 torchrun --nproc-per-node 1 train.py\n" + HOST_OOM)
     assert top["category"] != "not_ascend"
 
 
@@ -67,7 +64,7 @@ def test_cuda_asked_for_where_no_accelerator_shows_is_not_an_ascend_failure(tmp_
 
 def test_an_ascend_sign_deep_in_a_log_is_seen_through_the_lines_rules_matched(tmp_path: Path) -> None:
     filler = "step 1 loss 0.5\n" * 20_000  # the sign is neither in the first nor in the last bytes
-    text = "CUDA_VISIBLE_DEVICES=0 python bench.py\n" + filler + "[npu:0] " + PORT_IN_USE
+    text = "CUDA_VISIBLE_DEVICES=0 python bench.py\n" + filler + "[npu:0] " + HOST_OOM
     text += filler
     assert _top(tmp_path, text)["category"] != "not_ascend"
 
@@ -103,3 +100,14 @@ def test_a_cuda_package_failing_on_a_machine_nvidia_smi_shows_is_no_npu_job(tmp_
         "undefined symbol: _ZN3c104cuda9SetDeviceEi\n"
     )
     assert _top(tmp_path, text)["category"] == "not_ascend"
+
+
+CPU_OOM = (
+    "[enforce fail at CPUAllocator.cpp:64] . DefaultCPUAllocator: can't allocate memory: you tried to allocate "
+    "278528000 bytes. Error code 12 (Cannot allocate memory)\n"
+)
+
+
+def test_host_memory_exhausted_where_no_accelerator_shows_is_no_ascend_failure(tmp_path: Path) -> None:
+    assert _top(tmp_path, CPU_OOM)["category"] == "not_ascend"
+    assert _top(tmp_path, "import torch_npu\n" + CPU_OOM)["category"] == "host_out_of_memory"
