@@ -137,6 +137,14 @@ class _Group:
         self.also: list[str] = []
         self.waited: set[int | str] = set()  # see Finding.waited
 
+    def absorb(self, group: _Group) -> None:
+        """Fold another group into this one: its rule (and what it had folded) is also matched,
+        its lines not already here join the evidence."""
+        self.also.extend([group.rule.id, *group.also])
+        self.waited.update(group.waited)
+        lines = {(m.input_index, m.evidence.line) for m in self.matches}
+        self.matches.extend(m for m in group.matches if (m.input_index, m.evidence.line) not in lines)
+
     @property
     def key(self) -> tuple[object, ...]:
         return (
@@ -305,7 +313,6 @@ def _completed(groups: list[_Group], clock: _Clock, rules: dict[str, Rule]) -> l
     if any(group.rule.category not in QUIET_CATEGORIES and not survived(group) for group in rest):
         return groups
     lead = done[0]
-    lines = {(m.input_index, m.evidence.line) for m in lead.matches}
     quiet = [
         group
         for group in rest
@@ -313,9 +320,7 @@ def _completed(groups: list[_Group], clock: _Clock, rules: dict[str, Rule]) -> l
         or (group.rule.severity is not Severity.ERROR and survived(group))
     ]
     for group in [*done[1:], *quiet]:
-        lead.also.extend([group.rule.id, *group.also])
-        lead.matches.extend(m for m in group.matches if (m.input_index, m.evidence.line) not in lines)
-        lines.update((m.input_index, m.evidence.line) for m in group.matches)
+        lead.absorb(group)
     lead.matches.sort(key=lambda m: (rules[m.rule_id].category != FINISHED, clock.position(m)))
     worst = max((group.rule.severity for group in quiet), key=lambda severity: severity.weight, default=None)
     if worst is not None and worst.weight > lead.rule.severity.weight:
@@ -335,7 +340,6 @@ def _beside_a_bug(
     if top.rule.category != BUG or top.rule.kind is not Kind.CAUSE:
         return groups
     kept = [top]
-    lines = {(m.input_index, m.evidence.line) for m in top.matches}
     for group in groups[1:]:
         role, _related = _role(group.rule, top.rule, waited_on_top)
         if role == "cause" and group.rule.category not in REMARKS:
@@ -344,9 +348,7 @@ def _beside_a_bug(
         if role == "consequence":
             ranks = {m.evidence.rank for m in group.matches if m.evidence.rank is not None}
             top.waited.update(ranks or {m.evidence.path for m in group.matches})
-        top.also.extend([group.rule.id, *group.also])
-        top.matches.extend(m for m in group.matches if (m.input_index, m.evidence.line) not in lines)
-        lines.update((m.input_index, m.evidence.line) for m in group.matches)
+        top.absorb(group)
     top.matches.sort(key=lambda m: (rules[m.rule_id].category != BUG, clock.position(m)))
     return kept
 
