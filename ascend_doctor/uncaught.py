@@ -27,7 +27,7 @@ from ascend_doctor.model import (
     Text,
 )
 from ascend_doctor.ranking import waits
-from ascend_doctor.read.tracebacks import WRAPPERS, is_echo, is_exit_warning, is_npu_error, short_message
+from ascend_doctor.read.tracebacks import is_echo, is_exit_warning, is_npu_error, is_wrapper, short_message
 
 UNCAUGHT = Rule(
     id="python.uncaught-exception",
@@ -220,7 +220,7 @@ def _last(
         root = chain[0]
         if (index, root.evidence.rank) in timed_out:
             continue
-        if root.name.rsplit(".", 1)[-1] in WRAPPERS:
+        if is_wrapper(root):
             wrapper = wrapper or root
             continue
         if any(_explains(match, index, one) for one in chain for match in errors):

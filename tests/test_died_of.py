@@ -314,3 +314,18 @@ def test_a_big_log_scanned_in_parts_names_the_same_exception(
     split = json.loads(run_cli("diagnose", "--format", "json", "--jobs", "2", str(log)).stdout)
     assert split["findings"] == whole["findings"]
     assert whole["verdict"] == f"{DIED} ({log}:40006)"
+
+
+def test_a_serving_engine_reporting_that_its_worker_failed_is_no_death_of_its_own() -> None:
+    log = _lines(
+        "(VllmWorker rank=2 pid=4412) [E compiler_depend.ts:389] [Rank 2] Watchdog caught collective operation "
+        "timeout: WorkHCCL(SeqNum=918234, OpType=ALLREDUCE, Timeout(ms)=1800000) ran for 1800012 milliseconds "
+        "before timing out.",
+        "ERROR 05-20 14:32:49 [core.py:398] EngineCore hit an exception: Traceback (most recent call last):",
+        'ERROR 05-20 14:32:49 [core.py:398]   File "/vllm/v1/executor/multiproc_executor.py", line 230, in collective_rpc',
+        'ERROR 05-20 14:32:49 [core.py:398]     raise RuntimeError("Worker failed") from None',
+        "ERROR 05-20 14:32:49 [core.py:398] RuntimeError: Worker failed",
+    )
+    report, _ = diagnose_json("-", stdin=log)
+    assert report["findings"][0]["category"] == "hccl_timeout"
+    assert not any(finding["category"] == "not_ascend" for finding in report["findings"])

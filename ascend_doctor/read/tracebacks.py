@@ -34,7 +34,19 @@ _CHAIN = ("During handling of the above exception", "The above exception was the
 _IGNORED = ("Exception ignored in", "--- Logging error ---", "Error in atexit._run_exitfuncs")
 # What a launcher raises when a worker failed: mp.spawn, torchrun, deepspeed's runner.
 WRAPPERS = frozenset(
-    {"ChildFailedError", "CalledProcessError", "ProcessRaisedException", "SignalException", "SystemExit"}
+    {
+        "ChildFailedError",
+        "CalledProcessError",
+        "ProcessRaisedException",
+        "SignalException",
+        "SystemExit",
+        "EngineDeadError",
+    }
+)
+# ... and what a serving engine raises when one of its workers failed: vLLM's executor and engine
+# core point back at the worker's own error.
+_WRAPPER_MESSAGE = re.compile(
+    r"^Worker failed\b|stack trace \(?above\)? for the root cause|EngineCore encountered an issue"
 )
 # What a framework prints after any uncaught exception, whatever it was: torch_npu's exception hook
 # ends every failed run with this line (sic "applicaiton"). It says nothing the exception does not.
@@ -191,6 +203,11 @@ def _bare(tail: bytes, end_line: int, label: str, path_rank: int | None) -> tupl
 
 def _shown(text: str) -> str:
     return text if len(text) <= 1000 else text[:999] + "…"
+
+
+def is_wrapper(raised: Raised) -> bool:
+    """Whether an exception only reports that a worker (a launched process) failed."""
+    return raised.name.rsplit(".", 1)[-1] in WRAPPERS or bool(_WRAPPER_MESSAGE.search(raised.message))
 
 
 def is_echo(text: str) -> bool:
