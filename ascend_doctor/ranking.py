@@ -321,7 +321,9 @@ def _completed(groups: list[_Group], clock: _Clock, rules: dict[str, Rule]) -> l
     ]
     for group in [*done[1:], *quiet]:
         lead.absorb(group)
-    lead.matches.sort(key=lambda m: (rules[m.rule_id].category != FINISHED, clock.position(m)))
+    lead.matches.sort(
+        key=lambda m: (m.rule_id != lead.rule.id, rules[m.rule_id].category != FINISHED, clock.position(m))
+    )
     worst = max((group.rule.severity for group in quiet), key=lambda severity: severity.weight, default=None)
     if worst is not None and worst.weight > lead.rule.severity.weight:
         lead.rule = lead.rule._replace(severity=worst)  # `--fail-on warning` still sees the warnings
