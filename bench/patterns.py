@@ -32,6 +32,8 @@ with warnings.catch_warnings():
         import sre_parse  # type: ignore[no-redef]
 
 _META = set(".^$*+?{}[]()|\\")
+# The largest bounded repeat written for grep (see _Writer.repeat).
+ERE_MAX_BOUND = 16
 _CATEGORIES = {
     "CATEGORY_DIGIT": ("0-9", False),
     "CATEGORY_NOT_DIGIT": ("0-9", True),
@@ -192,6 +194,11 @@ class _Writer:
             suffix = "?"
         elif low == high:
             suffix = f"{{{low}}}"
+        elif self.dialect == "ere" and high > ERE_MAX_BOUND:
+            # GNU grep builds one DFA of all the patterns: a few dozen `.{0,200}` in it and the
+            # DFA gives up (100 MB took 60 s, not 1 s). Unbounded, the pattern only widens.
+            suffix = {0: "*", 1: "+"}.get(low, f"{{{low},}}")
+            self.changed = True
         else:
             suffix = f"{{{low},{high}}}"
         return inner + suffix
