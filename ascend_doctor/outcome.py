@@ -1,9 +1,9 @@
 """Errors a job printed after its work was done: the exit noise of a run that finished, or that an
 exception ended.
 
-A `no_failure` rule of kind `cause` marks where an input's work ended (final metrics, a conversion
-or a test run that succeeded, a server shut down on request); one of kind `symptom` only shows
-that it was working (a server answering) and ends nothing. What a rule reports as an error after
+A `no_failure` rule of kind `cause` marks where an input's work ended (final metrics, a test run
+that passed, generated text printed, Ctrl+C); one of kind `symptom` only shows that a step went
+well (a server started, a model converted) and ends nothing. What a rule reports as an error after
 the end is teardown (a device reset, a process group destroyed late, a `__del__` that failed) and
 becomes exit noise; an exception the job raised there still killed it, unless it is the stop
 itself (Ctrl+C, SystemExit). After an exception the job died of, torch_npu's exit-time warnings
