@@ -289,6 +289,16 @@ def _fold_by_category(groups: list[_Group], clock: _Clock, rules: dict[str, Rule
     return list(kept.values())
 
 
+def finished_lines(matches: Iterable[Match], rules: dict[str, Rule]) -> dict[int, int]:
+    """Each input's last line that says its run finished or was working (a `no_failure` rule):
+    what the input printed before that line, the run survived."""
+    finished: dict[int, int] = {}
+    for match in matches:
+        if rules[match.rule_id].category == FINISHED:
+            finished[match.input_index] = max(finished.get(match.input_index, -1), match.evidence.line)
+    return finished
+
+
 def _completed(groups: list[_Group], clock: _Clock, rules: dict[str, Rule]) -> list[_Group]:
     """A run that says it finished (a `no_failure` rule: final metrics, a server answering).
     What it printed before its last such line it survived. Beside an error it did not survive
@@ -298,9 +308,7 @@ def _completed(groups: list[_Group], clock: _Clock, rules: dict[str, Rule]) -> l
     done = [group for group in groups if group.rule.category == FINISHED]
     if not done:
         return groups
-    finished: dict[int, int] = {}
-    for match in (match for group in done for match in group.matches):
-        finished[match.input_index] = max(finished.get(match.input_index, -1), match.evidence.line)
+    finished = finished_lines((match for group in done for match in group.matches), rules)
 
     def survived(group: _Group) -> bool:  # exit noise came after the end, whatever followed it
         return group.rule.category != AT_EXIT and all(

@@ -14,7 +14,6 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 
 from ascend_doctor.model import (
-    NOT_A_FAILURE,
     PROSE,
     Confidence,
     Examples,
@@ -26,7 +25,7 @@ from ascend_doctor.model import (
     Severity,
     Text,
 )
-from ascend_doctor.ranking import waits
+from ascend_doctor.ranking import FINISHED, REMARKS, finished_lines, waits
 from ascend_doctor.read.tracebacks import is_echo, is_exit_warning, is_npu_error, is_wrapper, short_message
 
 UNCAUGHT = Rule(
@@ -113,9 +112,7 @@ _NEVER = 1 << 62  # a line number no input reaches
 
 # Warnings that name no cause of a failure: the rest, in a job that died of an exception no rule
 # explains, are the likeliest reason it died (a version mismatch the framework warned about).
-HARMLESS_WARNINGS = frozenset(
-    {*NOT_A_FAILURE, "benign_fallback_warning", "unclean_shutdown_noise", "needs_more_evidence"}
-)
+HARMLESS_WARNINGS = REMARKS | {FINISHED}
 
 
 def with_death(
@@ -156,12 +153,11 @@ def died_of(records: Sequence[InputRecord], matches: Sequence[Match], rules: Ite
     by_id = {rule.id: rule for rule in rules}
     timed_out: set[_Where] = set()
     errors: list[Match] = []
-    finished: dict[int, int] = {}  # input -> its last line that says the run finished
+    finished = finished_lines(matches, by_id)
     exiting = exit_warnings(records, matches, by_id)
     for match in matches:
         rule = by_id[match.rule_id]
-        if rule.category == "no_failure":
-            finished[match.input_index] = max(finished.get(match.input_index, -1), match.evidence.line)
+        if rule.category == FINISHED:
             continue
         if rule.severity is not Severity.ERROR or match.quoted == PROSE or is_echo(match.evidence.text):
             continue

@@ -170,14 +170,13 @@ class _Explained(NamedTuple):
         return code.upper() in self.codes or self.lines.get(where, False)
 
     def covers(self, code: str, meanings: Sequence[Entry], where: tuple[int, int]) -> bool:
-        """A rule lists the code, or tells its category, or matched its line: a rule of a cause
-        category always wins the line; a catch-all rule wins it unless the code names a cause."""
-        if {code.upper(), *(entry.code.upper() for entry in meanings)} & self.codes:
+        """A rule lists the code (as printed or by its catalogue name), or tells its category, or
+        matched its line: a rule of a cause category always wins the line; a catch-all rule wins it
+        unless the code names a cause."""
+        if self.covers_as_printed(code, where) or {entry.code.upper() for entry in meanings} & self.codes:
             return True
         category = _category(meanings)
-        if category in self.categories:
-            return True
-        return where in self.lines and (self.lines[where] or category in CATCH_ALL)
+        return category in self.categories or (where in self.lines and category in CATCH_ALL)
 
 
 def _explained(matches: Sequence[Match], rules: dict[str, Rule]) -> _Explained:
@@ -215,7 +214,7 @@ def specialise(matches: Sequence[Match], rules: Sequence[Rule]) -> tuple[list[Ma
         code = dict(match.evidence.captures).get("code", "")
         where = (match.input_index, match.evidence.line)
         if explained.covers_as_printed(code, where):
-            continue
+            continue  # settled without reading the catalogue
         meanings = _in_log(code, match.evidence.text)
         if not meanings or explained.covers(code, meanings, where):
             continue
