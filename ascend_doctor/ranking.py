@@ -172,19 +172,21 @@ class _Timeouts(NamedTuple):
 
 
 def _timeouts(matches: Sequence[Match], rules: dict[str, Rule]) -> _Timeouts:
-    """Only error lines count (not a startup warning about the timeout settings). In `first` only
-    known ranks count (a file whose lines name no rank says nothing of which process printed the
-    other errors). The awaited rank's own timeout counts too: what it says after it is as much an
-    echo as the others' (a rank that was only slow, then waited for ranks that had given up)."""
+    """Only error lines count (not a startup warning about the timeout settings, nor a timeout
+    quoted in the user's prose). In `first`, the lines of a file that name no rank count as one
+    more rank (see `_after_its_timeout`), if they carry a time of their own (a user's sentence that
+    names the code carries none). The
+    awaited rank's own timeout counts too: what it says after it is as much an echo as the
+    others' (a rank that was only slow, then waited for ranks that had given up)."""
     first: dict[_Where, _Moment] = {}
     stamps: dict[int, list[float]] = {}
     for match in matches:
         rule, rank = rules[match.rule_id], match.evidence.rank
-        if not waits(rule) or rule.severity is not Severity.ERROR:
+        if not waits(rule) or rule.severity is not Severity.ERROR or match.quoted:
             continue
         if _own_time(match):
             stamps.setdefault(match.input_index, []).append(match.evidence.timestamp or 0.0)
-        if rank is None:
+        if rank is None and not _own_time(match):
             continue
         where, moment = (match.input_index, rank), (match.evidence.timestamp, match.evidence.line)
         if where not in first or _before(moment, first[where]):
@@ -210,10 +212,19 @@ def _echoes_timeouts(rule: Rule, matches: Sequence[Match], timeouts: _Timeouts) 
     which says nothing of when it was said."""
     if rule.category not in CATCH_ALL_CATEGORIES:
         return False
+    opened: dict[int, int] = {}  # per input, the first line of the group that names no rank
+    for match in matches:
+        if match.evidence.rank is None:
+            opened[match.input_index] = min(
+                opened.get(match.input_index, match.evidence.line), match.evidence.line
+            )
     timed = [match for match in matches if _own_time(match)]
     if timed:
-        return all(_near_a_timeout(match, timeouts) or _after_its_timeout(match, timeouts) for match in timed)
-    return all(_after_its_timeout(match, timeouts) for match in matches)
+        return all(
+            _near_a_timeout(match, timeouts) or _after_its_timeout(rule, match, timeouts, opened)
+            for match in timed
+        )
+    return all(_after_its_timeout(rule, match, timeouts, opened) for match in matches)
 
 
 def _own_time(match: Match) -> bool:
@@ -225,11 +236,26 @@ def _near_a_timeout(match: Match, timeouts: _Timeouts) -> bool:
     return any(abs(stamp - other) <= ECHO_SECONDS for other in timeouts.stamps.get(match.input_index, ()))
 
 
-def _after_its_timeout(match: Match, timeouts: _Timeouts) -> bool:
+def _after_its_timeout(rule: Rule, match: Match, timeouts: _Timeouts, opened: dict[int, int]) -> bool:
+    """Whether a line is its rank's timeout said again: after it, or in the block before it. Lines
+    that name no rank may be any process's. There a generic NPU error is the timeout's only when
+    the error first speaks in the block before the file's first timeout, the wrapper of the CANN
+    block that follows (a pasted MindSpore or Ray worker log), and each line of it is within
+    ECHO_LINES of that timeout; never a script's bug, nor a line with a time of its own (only
+    `_near_a_timeout` judges those). `opened`: per input, the line where the
+    error first speaks without a rank."""
     timeout = timeouts.first.get((match.input_index, match.evidence.rank))
     if timeout is None:
         return False
-    moment = (match.evidence.timestamp, match.evidence.line)
+    if match.evidence.rank is None:
+        first = opened[match.input_index]
+        return (
+            rule.category != BUG
+            and not _own_time(match)
+            and 0 <= timeout[1] - first <= ECHO_LINES
+            and abs(timeout[1] - match.evidence.line) <= ECHO_LINES
+        )
+    moment = (match.evidence.timestamp if _own_time(match) else None, match.evidence.line)
     return not _before(moment, timeout) or (
         (moment[0] is None or timeout[0] is None) and timeout[1] - match.evidence.line <= ECHO_LINES
     )
