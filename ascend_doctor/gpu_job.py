@@ -15,7 +15,7 @@ import re
 from collections.abc import Sequence
 
 from ascend_doctor.model import NOT_A_FAILURE, Finding, InputRecord, Match, Text
-from ascend_doctor.read.accelerator import GPU, NONE, ascend_sign
+from ascend_doctor.read.accelerator import GPU, NONE, WINDOWS, ascend_sign
 
 # Findings that say CUDA is asked for where there is none: whatever the log quotes (`cuda:0` in
 # the user's code), such a job does not run on a GPU. On Windows it runs on no NPU either.
@@ -30,12 +30,17 @@ ASKED_FOR_CUDA = re.compile(r"CUDA_VISIBLE_DEVICES|cuda:\d|device=['\"]cuda")
 
 def gpu_only(records: Sequence[InputRecord], matches: Sequence[Match]) -> str:
     """The sign (`kind:text`) that makes these logs a GPU or Windows job's, `none:` when they show
-    no accelerator at all, "" when they show an NPU."""
-    if any(record.ascend_seen for record in records):
-        return ""
+    no accelerator at all, "" when they show an NPU. A Windows job's logs may name Ascend where no
+    rule matched (the user's plan to move the code to an Ascend server): its software does not run
+    on Windows, so only an Ascend sign on a matched line outweighs a Windows one."""
     if any(ascend_sign(match.evidence.text.encode("utf-8", "replace")) for match in matches):
         return ""
-    return next((record.foreign_seen for record in records if record.foreign_seen), f"{NONE}:")
+    foreign = next((record.foreign_seen for record in records if record.foreign_seen), "")
+    if foreign.startswith(f"{WINDOWS}:"):
+        return foreign
+    if any(record.ascend_seen for record in records):
+        return ""
+    return foreign or f"{NONE}:"
 
 
 def _not_ascend(finding: Finding, sign: str) -> Finding:

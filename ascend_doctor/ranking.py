@@ -24,6 +24,7 @@ did not survive failed, with the quiet warnings folded into it (_completed).
 
 from __future__ import annotations
 
+import re
 from collections import Counter
 from collections.abc import Iterable, Sequence
 from typing import NamedTuple, Optional
@@ -55,6 +56,8 @@ NOT_A_VICTIM, TIMEOUT, ECHO = 0, 1, 2
 ECHO_SECONDS = 2.0
 ECHO_LINES = 40
 SYMPTOM_DISCOUNT = 0.5
+# A line that opens as a log record does (`EI0002: ...`, `[ERROR] ...`, `[E ProcessGroupHCCL...`).
+LOG_RECORD = re.compile(r"\s*(?:E[A-Z0-9]\d{4}:|\[E(?:RROR)?[\] ])")
 
 
 _Position = tuple[bool, float, int, int]
@@ -174,8 +177,8 @@ class _Timeouts(NamedTuple):
 def _timeouts(matches: Sequence[Match], rules: dict[str, Rule]) -> _Timeouts:
     """Only error lines count (not a startup warning about the timeout settings, nor a timeout
     quoted in the user's prose). In `first`, the lines of a file that name no rank count as one
-    more rank (see `_after_its_timeout`), if they carry a time of their own (a user's sentence that
-    names the code carries none). The
+    more rank (see `_after_its_timeout`), if they are log records: with a time of their own, or
+    opening with an error code or level (a user's sentence that names the code is neither). The
     awaited rank's own timeout counts too: what it says after it is as much an echo as the
     others' (a rank that was only slow, then waited for ranks that had given up)."""
     first: dict[_Where, _Moment] = {}
@@ -186,9 +189,10 @@ def _timeouts(matches: Sequence[Match], rules: dict[str, Rule]) -> _Timeouts:
             continue
         if _own_time(match):
             stamps.setdefault(match.input_index, []).append(match.evidence.timestamp or 0.0)
-        if rank is None and not _own_time(match):
+        if rank is None and not (_own_time(match) or LOG_RECORD.match(match.evidence.text)):
             continue
-        where, moment = (match.input_index, rank), (match.evidence.timestamp, match.evidence.line)
+        stamp = match.evidence.timestamp if rank is not None or _own_time(match) else None
+        where, moment = (match.input_index, rank), (stamp, match.evidence.line)
         if where not in first or _before(moment, first[where]):
             first[where] = moment
     return _Timeouts(first, stamps)
@@ -202,15 +206,16 @@ def _before(one: _Moment, other: _Moment) -> bool:
 
 
 def _echoes_timeouts(rule: Rule, matches: Sequence[Match], timeouts: _Timeouts) -> bool:
-    """Whether a catch-all error only repeats a timeout (torch_npu's "call acl api failed" or
-    "The Inner error is reported as above", a stream that failed to synchronize). It adds nothing
+    """Whether a generic NPU error only repeats a timeout (torch_npu's "call acl api failed" or
+    "The Inner error is reported as above", a stream that failed to synchronize); a bug in the
+    script (`not_ascend`) never does, whatever rank prints it where. It adds nothing
     to the timeout, and must not hide it. Where its lines carry their own time, each is stamped
     within ECHO_SECONDS of a timeout line of its file: the rank that failed first says so a whole
     timeout (30 minutes by default) before the others give up. Else each is said by a rank that
     timed out, after it did or in the block that reports it (torch_npu prints the exception before
     the CANN error it wraps). A line with no time of its own has the time of the lines before it,
     which says nothing of when it was said."""
-    if rule.category not in CATCH_ALL_CATEGORIES:
+    if rule.category == BUG or rule.category not in CATCH_ALL_CATEGORIES:
         return False
     opened: dict[int, int] = {}  # per input, the first line of the group that names no rank
     for match in matches:
@@ -241,8 +246,8 @@ def _after_its_timeout(rule: Rule, match: Match, timeouts: _Timeouts, opened: di
     that name no rank may be any process's. There a generic NPU error is the timeout's only when
     the error first speaks in the block before the file's first timeout, the wrapper of the CANN
     block that follows (a pasted MindSpore or Ray worker log), and each line of it is within
-    ECHO_LINES of that timeout; never a script's bug, nor a line with a time of its own (only
-    `_near_a_timeout` judges those). `opened`: per input, the line where the
+    ECHO_LINES of that timeout. Where both lines carry a time of their own,
+    only `_near_a_timeout` judges. `opened`: per input, the line where the
     error first speaks without a rank."""
     timeout = timeouts.first.get((match.input_index, match.evidence.rank))
     if timeout is None:
@@ -250,8 +255,7 @@ def _after_its_timeout(rule: Rule, match: Match, timeouts: _Timeouts, opened: di
     if match.evidence.rank is None:
         first = opened[match.input_index]
         return (
-            rule.category != BUG
-            and not _own_time(match)
+            not (_own_time(match) and timeout[0] is not None)
             and 0 <= timeout[1] - first <= ECHO_LINES
             and abs(timeout[1] - match.evidence.line) <= ECHO_LINES
         )

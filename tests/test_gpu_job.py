@@ -93,6 +93,23 @@ def test_cuda_asked_for_on_windows_is_no_npu_job(tmp_path: Path) -> None:
     assert _top(tmp_path, text)["category"] == "not_ascend"
 
 
+def test_a_windows_job_whose_user_plans_to_move_to_ascend_is_still_no_npu_job(tmp_path: Path) -> None:
+    text = (
+        "Debugging on my laptop before moving the project to our Ascend server; do I need CANN for this?\n"
+        'File "D:\\Anaconda3\\envs\\torch\\lib\\site-packages\\torch\\cuda\\__init__.py", line 239, in _lazy_init\n'
+        "AssertionError: Torch not compiled with CUDA enabled\n"
+    )
+    assert _top(tmp_path, text)["category"] == "not_ascend"
+
+
+def test_an_ascend_error_on_a_windows_client_keeps_its_cause(tmp_path: Path) -> None:
+    text = (
+        'File "C:\\Python310\\lib\\site-packages\\requests\\models.py", line 1021, in raise_for_status\n'
+        "server log: EL0004: Failed to allocate memory.\n"
+    )
+    assert _top(tmp_path, text)["category"] == "device_out_of_memory"
+
+
 def test_a_cuda_package_failing_on_a_machine_nvidia_smi_shows_is_no_npu_job(tmp_path: Path) -> None:
     text = (
         "$ nvidia-smi --query-gpu=name --format=csv\nNVIDIA H100 80GB HBM3\n"

@@ -212,6 +212,48 @@ def test_in_one_log_without_ranks_a_generic_error_stamped_with_the_timeout_is_it
     assert report["findings"][0]["category"] == "needs_more_evidence"
 
 
+MINDSPORE_SYNC_FAILED = (
+    "epoch: 1 step: 1250, loss is 0.8925012\n"
+    "Traceback (most recent call last):\n"
+    '  File "train.py", line 174, in <module>\n'
+    "    model.train(cfg.epochs, train_ds, dataset_sink_mode=True)\n"
+    "RuntimeError: Sync stream failed:Ascend_0\n"
+    "\n"
+    "----------------------------------------------------\n"
+    "- Ascend Error Message:\n"
+    "----------------------------------------------------\n"
+)
+
+
+def test_in_one_log_without_ranks_the_wrapper_of_a_timeout_block_is_its_echo(tmp_path: Path) -> None:
+    log = tmp_path / "worker_0.log"
+    log.write_text("8 cards hang at the end of each epoch, then EI0002\n" + MINDSPORE_SYNC_FAILED + TIMEOUT)
+    report, _ = diagnose_json(str(log))
+    assert report["findings"][0]["category"] == "hccl_timeout"
+
+
+def test_a_bug_in_the_script_before_a_timeout_block_is_never_its_echo(tmp_path: Path) -> None:
+    log = tmp_path / "worker_0.log"
+    log.write_text("[ERROR] Execute user Python code failed, check 'Python Call Stack' above.\n" + TIMEOUT)
+    report, _ = diagnose_json(str(log))
+    assert report["findings"][0]["category"] == "not_ascend"
+
+
+def test_a_rank_s_wrapper_printed_before_its_timeout_block_is_its_echo_whatever_time_it_inherits(
+    tmp_path: Path,
+) -> None:
+    text = (
+        "[INFO|trainer.py:3305] 2024-03-28 21:40:02,771 >> Saving model checkpoint\n"
+        "[rank5]: RuntimeError: The Inner error is reported as above. The process exits for this inner error, "
+        "and the current working operator name is HcclAllGather.\n"
+        "[rank5]: " + TIMEOUT.replace("10:36:02", "22:10:03")
+    )
+    log = tmp_path / "train.log"
+    log.write_text(text)
+    report, _ = diagnose_json(str(log))
+    assert report["findings"][0]["category"] == "hccl_timeout"
+
+
 def test_lines_naming_no_rank_do_not_take_the_time_of_the_rank_that_failed_first(tmp_path: Path) -> None:
     timed_out = "".join(
         f"[rank{rank}]:" + TIMEOUT + _acl_failed(rank, "10:36:03") + "EZ9999: Inner Error!\n"
