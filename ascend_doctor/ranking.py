@@ -57,6 +57,7 @@ ECHO_SECONDS = 2.0
 ECHO_LINES = 40
 SYMPTOM_DISCOUNT = 0.5
 # A line that opens as a log record does (`EI0002: ...`, `[ERROR] ...`, `[E ProcessGroupHCCL...`).
+ERROR_CODE = re.compile(r"\bE[A-Z0-9]\d{4}\b|\berror code is \d+|\bERR\d{5}\b")
 LOG_RECORD = re.compile(r"\s*(?:E[A-Z0-9]\d{4}:|\[E(?:RROR)?[\] ])")
 
 
@@ -189,7 +190,7 @@ def _timeouts(matches: Sequence[Match], rules: dict[str, Rule]) -> _Timeouts:
             continue
         if _own_time(match):
             stamps.setdefault(match.input_index, []).append(match.evidence.timestamp or 0.0)
-        if rank is None and not (_own_time(match) or LOG_RECORD.match(match.evidence.text)):
+        if not _log_record(match):
             continue
         stamp = match.evidence.timestamp if rank is not None or _own_time(match) else None
         where, moment = (match.input_index, rank), (stamp, match.evidence.line)
@@ -230,6 +231,12 @@ def _echoes_timeouts(rule: Rule, matches: Sequence[Match], timeouts: _Timeouts) 
             for match in timed
         )
     return all(_after_its_timeout(rule, match, timeouts, opened) for match in matches)
+
+
+def _log_record(match: Match) -> bool:
+    """Whether a line is one a process wrote, not a user's sentence that names it: it names its
+    rank, carries a time of its own, or opens as log records do."""
+    return match.evidence.rank is not None or _own_time(match) or bool(LOG_RECORD.match(match.evidence.text))
 
 
 def _own_time(match: Match) -> bool:
@@ -273,6 +280,24 @@ def _reports_the_timeout(rule: Rule, matches: Sequence[Match], lines: frozenset[
         return False
     first = min(matches, key=lambda match: (match.input_index, match.evidence.line))
     return (first.input_index, first.evidence.line) in lines
+
+
+def _after_the_timeouts(rule: Rule, matches: Sequence[Match], lines: frozenset[tuple[int, int]]) -> bool:
+    """Whether a generic report that carries no error code of its own (vLLM's EngineDeadError,
+    "EngineCore encountered a fatal error") only comes after its input's first timeout line: the
+    aftermath of that timeout, not another cause. A CANN code line (`EZ9999: Inner Error!`) there
+    may be another process's own failure, so it keeps its place."""
+    if rule.category == BUG or rule.category not in CATCH_ALL_CATEGORIES or rule.kind is not Kind.SYMPTOM:
+        return False
+    first: dict[int, int] = {}
+    for index, line in lines:
+        first[index] = min(first.get(index, line), line)
+    return all(
+        match.input_index in first
+        and match.evidence.line > first[match.input_index]
+        and not ERROR_CODE.search(match.evidence.text)
+        for match in matches
+    )
 
 
 def _sightings(matches: list[Match], rules: dict[str, Rule]) -> tuple[list[Match], dict[str, Rule]]:
@@ -481,13 +506,22 @@ def rank(
         for m in every
         if waits(by_id[m.rule_id]) and by_id[m.rule_id].severity is Severity.ERROR
     )
+    recorded = frozenset(
+        (m.input_index, m.evidence.line)
+        for m in every
+        if (m.input_index, m.evidence.line) in timeout_lines and _log_record(m)
+    )
     groups = []
     for rule_id, found in grouped.items():
         found.sort(key=clock.position)
         rule = by_id[rule_id]
         if waits(rule):
             victim = TIMEOUT
-        elif _echoes_timeouts(rule, found, timeouts) or _reports_the_timeout(rule, found, timeout_lines):
+        elif (
+            _echoes_timeouts(rule, found, timeouts)
+            or _reports_the_timeout(rule, found, timeout_lines)
+            or _after_the_timeouts(rule, found, recorded)
+        ):
             victim = ECHO
         else:
             victim = NOT_A_VICTIM

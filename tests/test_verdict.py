@@ -254,6 +254,22 @@ def test_a_rank_s_wrapper_printed_before_its_timeout_block_is_its_echo_whatever_
     assert report["findings"][0]["category"] == "hccl_timeout"
 
 
+def test_the_front_end_reporting_a_dead_engine_after_a_timeout_does_not_hide_it(tmp_path: Path) -> None:
+    engine_dead = (
+        "ERROR 06-03 22:31:19 [core.py:502] EngineCore encountered a fatal error.\n"
+        "vllm.v1.engine.exceptions.EngineDeadError: EngineCore encountered an issue. "
+        "See stack trace (above) for the root cause.\n"
+    )
+    log = tmp_path / "serve.log"
+    log.write_text("(VllmWorker rank=0 pid=47205) [rank0]: " + TIMEOUT + engine_dead)
+    report, _ = diagnose_json(str(log))
+    assert [f["category"] for f in report["findings"]][:2] == ["hccl_timeout", "needs_more_evidence"]
+    alone = tmp_path / "alone.log"
+    alone.write_text(engine_dead)
+    report, _ = diagnose_json(str(alone))
+    assert report["findings"][0]["rule_id"] == "vllm.engine-died"
+
+
 def test_lines_naming_no_rank_do_not_take_the_time_of_the_rank_that_failed_first(tmp_path: Path) -> None:
     timed_out = "".join(
         f"[rank{rank}]:" + TIMEOUT + _acl_failed(rank, "10:36:03") + "EZ9999: Inner Error!\n"
