@@ -357,9 +357,10 @@ def finished_lines(matches: Iterable[Match], rules: dict[str, Rule]) -> dict[int
 def _completed(groups: list[_Group], clock: _Clock, rules: dict[str, Rule]) -> list[_Group]:
     """A run that says it finished (a `no_failure` rule: final metrics, a server answering).
     What it printed before its last such line it survived. Beside an error it did not survive
-    that line is no verdict and is dropped; beside a warning after it that names a cause, it
-    stays last. Otherwise it leads: quiet remarks (fallbacks, notes) and the warnings it survived
-    fold into it, and the errors it survived follow it."""
+    that line is no verdict and is dropped; beside a warning after it that names a cause (exit
+    noise too), it stays, and the errors it survived go last. Otherwise it leads: quiet remarks
+    (fallbacks, notes) and the warnings it survived fold into it, and the errors it survived
+    follow it."""
     done = [group for group in groups if group.rule.category == FINISHED]
     if not done:
         return groups
@@ -374,7 +375,8 @@ def _completed(groups: list[_Group], clock: _Clock, rules: dict[str, Rule]) -> l
     if any(group.rule.severity is Severity.ERROR and not survived(group) for group in rest):
         return rest
     if any(group.rule.category not in QUIET_CATEGORIES and not survived(group) for group in rest):
-        return groups
+        lived = [group for group in rest if group.rule.severity is Severity.ERROR and survived(group)]
+        return [*(group for group in groups if group not in lived), *lived]
     lead = done[0]
     quiet = [
         group

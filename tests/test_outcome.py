@@ -122,3 +122,21 @@ def test_a_warning_the_run_survived_folds_into_it_and_one_after_it_does_not() ->
     assert report["findings"][0]["also_matched"] == ["versions.framework-cann-version-check"]
     report, _result = diagnose_json("-", stdin=_log("step 90 loss 0.4", FINISHED, VERSION_WARNING))
     assert [finding["category"] for finding in report["findings"]] == ["version_mismatch", "no_failure"]
+
+
+def test_a_shell_that_shows_exit_status_zero_ends_the_run_and_its_errors_do_not_lead() -> None:
+    stdin = _log(
+        "Processed prompts: 100%|██████████| 500/500 [01:12<00:00,  6.88it/s]",
+        "[ERROR] 2025-04-23-11:03:21 (PID:40211, Device:0, RankID:-1) ERR99999 UNKNOWN application exception",
+        "/usr/lib/python3.10/multiprocessing/resource_tracker.py:224: UserWarning: resource_tracker: "
+        "There appear to be 30 leaked semaphore objects to clean up at shutdown",
+        "$ echo $?",
+        "0",
+    )
+    report, _ = diagnose_json("-", stdin=stdin)
+    categories = [finding["category"] for finding in report["findings"]]
+    assert categories[0] in ("no_failure", "unclean_shutdown_noise")
+    assert categories[-1] == "needs_more_evidence"
+    failed = _log(*stdin.splitlines()[:-1], "1")
+    report, _ = diagnose_json("-", stdin=failed)
+    assert report["findings"][0]["category"] == "needs_more_evidence"
