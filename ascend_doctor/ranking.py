@@ -56,8 +56,9 @@ NOT_A_VICTIM, TIMEOUT, ECHO = 0, 1, 2
 ECHO_SECONDS = 2.0
 ECHO_LINES = 40
 SYMPTOM_DISCOUNT = 0.5
-# A line that opens as a log record does (`EI0002: ...`, `[ERROR] ...`, `[E ProcessGroupHCCL...`).
+# An error code of its own on a line: a CANN code, torch_npu's ERRxxxxx, a runtime code.
 ERROR_CODE = re.compile(r"\bE[A-Z0-9]\d{4}\b|\berror code is \d+|\bERR\d{5}\b")
+# A line that opens as a log record does (`EI0002: ...`, `[ERROR] ...`, `[E ProcessGroupHCCL...`).
 LOG_RECORD = re.compile(r"\s*(?:E[A-Z0-9]\d{4}:|\[E(?:RROR)?[\] ])")
 
 
@@ -227,10 +228,9 @@ def _echoes_timeouts(rule: Rule, matches: Sequence[Match], timeouts: _Timeouts) 
     timed = [match for match in matches if _own_time(match)]
     if timed:
         return all(
-            _near_a_timeout(match, timeouts) or _after_its_timeout(rule, match, timeouts, opened)
-            for match in timed
+            _near_a_timeout(match, timeouts) or _after_its_timeout(match, timeouts, opened) for match in timed
         )
-    return all(_after_its_timeout(rule, match, timeouts, opened) for match in matches)
+    return all(_after_its_timeout(match, timeouts, opened) for match in matches)
 
 
 def _log_record(match: Match) -> bool:
@@ -248,14 +248,14 @@ def _near_a_timeout(match: Match, timeouts: _Timeouts) -> bool:
     return any(abs(stamp - other) <= ECHO_SECONDS for other in timeouts.stamps.get(match.input_index, ()))
 
 
-def _after_its_timeout(rule: Rule, match: Match, timeouts: _Timeouts, opened: dict[int, int]) -> bool:
+def _after_its_timeout(match: Match, timeouts: _Timeouts, opened: dict[int, int]) -> bool:
     """Whether a line is its rank's timeout said again: after it, or in the block before it. Lines
     that name no rank may be any process's. There a generic NPU error is the timeout's only when
     the error first speaks in the block before the file's first timeout, the wrapper of the CANN
     block that follows (a pasted MindSpore or Ray worker log), and each line of it is within
-    ECHO_LINES of that timeout. Where both lines carry a time of their own,
-    only `_near_a_timeout` judges. `opened`: per input, the line where the
-    error first speaks without a rank."""
+    ECHO_LINES of that timeout. Where both lines carry a time of their own, only
+    `_near_a_timeout` judges. `opened`: per input, the line where the error first speaks without
+    a rank."""
     timeout = timeouts.first.get((match.input_index, match.evidence.rank))
     if timeout is None:
         return False
@@ -511,7 +511,7 @@ def rank(
     recorded = frozenset(
         (m.input_index, m.evidence.line)
         for m in every
-        if (m.input_index, m.evidence.line) in timeout_lines and _log_record(m)
+        if waits(by_id[m.rule_id]) and by_id[m.rule_id].severity is Severity.ERROR and _log_record(m)
     )
     groups = []
     for rule_id, found in grouped.items():
