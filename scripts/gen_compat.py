@@ -1,4 +1,4 @@
-"""Generate ascend_doctor/check/compat.json, the compatibility table `ascend-doctor check` ships,
+"""Generate ascend_doctor/rulebase/compat.json, the compatibility table `ascend-doctor check` ships,
 from the sourced compatibility facts (knowledge/compat/*.yaml: torch_npu, vllm_ascend, cann_driver,
 cann_python_deps, mindspore).
 
@@ -25,7 +25,7 @@ ROOT = Path(__file__).resolve().parent.parent
 # holds a git worktree of it.
 SOURCES = [parent / "shared" / "knowledge" / "compat" for parent in ROOT.parents]
 DEFAULT_SOURCE = next((path for path in SOURCES if path.is_dir()), SOURCES[0])
-OUTPUT = ROOT / "ascend_doctor" / "check" / "compat.json"
+OUTPUT = ROOT / "ascend_doctor" / "rulebase" / "compat.json"
 
 # torch_npu rows that pair a wheel with a torch: the built-in map names no torch.
 TORCH_NPU_STATUSES = ("active", "eol", "prerelease", "superseded_listing")

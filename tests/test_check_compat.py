@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import pytest
 
-from ascend_doctor.check import compat
 from ascend_doctor.check.npu_smi import parse
-from ascend_doctor.check.version_parse import fits, key, normal, release
+from ascend_doctor.rulebase import compat
+from ascend_doctor.rulebase.version_parse import fits, key, normal, release
 from tests.fake_machine import SMI
 
 # Rows whose torch is not the torch_npu's own X.Y.Z, as the sources print them (compat README,

@@ -9,11 +9,11 @@ import shutil
 import subprocess
 from collections import Counter
 
-from ascend_doctor.check import compat
 from ascend_doctor.check.machine import Machine
 from ascend_doctor.check.npu_smi import NpuSmi, parse
 from ascend_doctor.check.result import CheckResult, Status, ok
 from ascend_doctor.model import Text
+from ascend_doctor.rulebase import compat
 
 SMI_TIMEOUT = 15.0
 CONTROL_NODES = ("davinci_manager", "devmm_svm", "hisi_hdc")

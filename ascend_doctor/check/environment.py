@@ -5,11 +5,11 @@ from __future__ import annotations
 
 import os
 
-from ascend_doctor.check import compat
 from ascend_doctor.check.install import ASCEND, Toolkit
 from ascend_doctor.check.machine import Interpreter, Machine, normal_name
 from ascend_doctor.check.result import CheckResult, Status, ok, skipped
 from ascend_doctor.model import EnvRemedy, Text
+from ascend_doctor.rulebase import compat
 
 NO_CANN = Text("no CANN toolkit was found", "未找到 CANN toolkit")
 NOT_SOURCED = CheckResult(

@@ -3,12 +3,12 @@ bundled table for CANN and driver; the version files themselves for driver and f
 
 from __future__ import annotations
 
-from ascend_doctor.check import compat
 from ascend_doctor.check.install import Driver, Firmware, Toolkit
 from ascend_doctor.check.result import CheckResult, Status, ok, skipped
-from ascend_doctor.check.version_parse import normal, release
 from ascend_doctor.check.versions import few
 from ascend_doctor.model import Text
+from ascend_doctor.rulebase import compat
+from ascend_doctor.rulebase.version_parse import normal, release
 
 
 def toolkit_result(toolkit: Toolkit | None) -> CheckResult:

@@ -3,12 +3,12 @@ bundled compatibility table, with the versions that would fit."""
 
 from __future__ import annotations
 
-from ascend_doctor.check import compat
 from ascend_doctor.check.install import Toolkit
 from ascend_doctor.check.machine import Interpreter
 from ascend_doctor.check.result import CheckResult, Status, ok, skipped
-from ascend_doctor.check.version_parse import fits, key, release, shown
 from ascend_doctor.model import Text
+from ascend_doctor.rulebase import compat
+from ascend_doctor.rulebase.version_parse import fits, key, release, shown
 
 # Shown when present, in this order; torch, torch_npu and numpy are always named.
 PACKAGES = (

@@ -8,7 +8,7 @@ from functools import lru_cache
 from importlib import resources
 from typing import Any, NamedTuple
 
-from ascend_doctor.check.version_parse import fits, key, normal, release
+from ascend_doctor.rulebase.version_parse import fits, key, normal, release
 
 Row = dict[str, Any]
 
@@ -16,7 +16,7 @@ Row = dict[str, Any]
 @lru_cache(maxsize=1)
 def table() -> dict[str, list[Row]]:
     """Section name -> rows, each with its `source`."""
-    text = resources.files("ascend_doctor.check").joinpath("compat.json").read_text("utf-8")
+    text = resources.files("ascend_doctor.rulebase").joinpath("compat.json").read_text("utf-8")
     return {name: rows for name, rows in json.loads(text).items() if isinstance(rows, list)}
 
 
