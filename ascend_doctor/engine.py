@@ -6,7 +6,7 @@ import os
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any, BinaryIO, NamedTuple, Optional
 
-from ascend_doctor import __version__, outcome, uncaught
+from ascend_doctor import __version__, outcome, stated_versions, uncaught
 from ascend_doctor.gpu_job import as_gpu_job, gpu_only
 from ascend_doctor.match.matcher import MAX_TIMEOUTS, PATTERN_TIMEOUT, Matcher
 from ascend_doctor.match.parts import Part, open_part, plan
@@ -64,7 +64,7 @@ def _scan_item(
     record = InputRecord(
         label, "read", "", result.lines, result.size, tuple(notes), raised, world, ascend, gpu
     )
-    return record, result.matches
+    return record, result.matches + stated_versions.mismatches(result.head, label, index, scanner.path_rank)
 
 
 def _stated_world(rules: Sequence[Rule], matches: Sequence[Match], head: bytes, tail: bytes) -> int:
@@ -143,7 +143,7 @@ def _tail_wanted(item: InputItem, part: Part) -> bool | None:
 
 
 def _joined(
-    item: InputItem, results: list[ScanResult | str], rules: Sequence[Rule] = ()
+    item: InputItem, index: int, results: list[ScanResult | str], rules: Sequence[Rule] = ()
 ) -> tuple[InputRecord, list[Match]]:
     """The parts of one file as one input: line numbers shifted by the lines of the parts before.
     A part that failed (the reason, as a string) ends the input there, as a failed read would."""
@@ -170,7 +170,7 @@ def _joined(
     world = _stated_world(rules, matches, head, tail)
     ascend, gpu = accelerator.signs(head, tail, plog=lines > 0 and not head)
     record = InputRecord(item.label, "read", "", lines, size, tuple(notes), raised, world, ascend, gpu)
-    return record, matches
+    return record, matches + stated_versions.mismatches(head, item.label, index, rank_of_path(item.label))
 
 
 def _scan_parallel(
@@ -201,7 +201,7 @@ def _scan_parallel(
                 progress(read)
     split = {index for _item, index, part in jobs if part is not None}
     ordered = [
-        _joined(items[index], [done[index][number] for number in sorted(done[index])], rulebase.rules)
+        _joined(items[index], index, [done[index][number] for number in sorted(done[index])], rulebase.rules)
         if index in split
         else done[index][0]
         for index in sorted(done)
@@ -347,7 +347,7 @@ def diagnose(
                 records.append(record)
                 matches.extend(found)
         timeouts = matcher.timeouts
-    rules = (*rulebase.rules, *uncaught.RULES)
+    rules = (*rulebase.rules, *uncaught.RULES, *stated_versions.RULES)
     matches, rules = _with_codes(_one_per_message(matches), rules)
     matches, rules = outcome.at_exit(records, *uncaught.with_death(records, matches, rules))
     peer = waited_for(matches, rules)

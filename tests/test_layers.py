@@ -30,6 +30,7 @@ TOP = {
     "uncaught": "engine",
     "outcome": "engine",
     "gpu_job": "engine",
+    "stated_versions": "engine",
     "__main__": "main",
 }
 
