@@ -359,8 +359,9 @@ def _completed(groups: list[_Group], clock: _Clock, rules: dict[str, Rule]) -> l
     What it printed before its last such line it survived. Beside an error it did not survive
     that line is no verdict and is dropped; beside a warning after it that names a cause (exit
     noise too), it stays, and the errors it survived go last. Otherwise it leads: quiet remarks
-    (fallbacks, notes) and the warnings it survived fold into it, and the errors it survived
-    follow it."""
+    (fallbacks, notes) and the warnings and errors it survived fold into it. It takes their worst
+    severity, an error as a warning: what the run survived did not fail it, but `--fail-on
+    warning` still sees it."""
     done = [group for group in groups if group.rule.category == FINISHED]
     if not done:
         return groups
@@ -378,18 +379,15 @@ def _completed(groups: list[_Group], clock: _Clock, rules: dict[str, Rule]) -> l
         lived = [group for group in rest if group.rule.severity is Severity.ERROR and survived(group)]
         return [*(group for group in groups if group not in lived), *lived]
     lead = done[0]
-    quiet = [
-        group
-        for group in rest
-        if group.rule.category in QUIET_CATEGORIES
-        or (group.rule.severity is not Severity.ERROR and survived(group))
-    ]
+    quiet = [group for group in rest if group.rule.category in QUIET_CATEGORIES or survived(group)]
     for group in [*done[1:], *quiet]:
         lead.absorb(group)
     lead.matches.sort(
         key=lambda m: (m.rule_id != lead.rule.id, rules[m.rule_id].category != FINISHED, clock.position(m))
     )
     worst = max((group.rule.severity for group in quiet), key=lambda severity: severity.weight, default=None)
+    if worst is Severity.ERROR:  # an error the run survived did not fail it
+        worst = Severity.WARNING
     if worst is not None and worst.weight > lead.rule.severity.weight:
         lead.rule = lead.rule._replace(severity=worst)  # `--fail-on warning` still sees the warnings
     return [lead, *(group for group in rest if group not in quiet)]

@@ -47,10 +47,14 @@ def test_server_that_answered_and_then_failed_is_a_failure() -> None:
     assert result.exit_code == 1
 
 
-def test_error_the_run_survived_follows_the_finished_run_as_a_cause() -> None:
-    report, _result = diagnose_json("-", stdin=_log(OOM, "retrying with a smaller micro batch", FINISHED))
-    assert [finding["category"] for finding in report["findings"]] == ["no_failure", "device_out_of_memory"]
-    assert report["findings"][1]["role"] == "cause"
+def test_error_the_run_survived_folds_into_the_finished_run_as_a_warning() -> None:
+    report, result = diagnose_json("-", stdin=_log(OOM, "retrying with a smaller micro batch", FINISHED))
+    assert [finding["category"] for finding in report["findings"]] == ["no_failure"]
+    finding = report["findings"][0]
+    assert finding["also_matched"] == ["memory.npu-out-of-memory"]
+    assert 1 in {evidence["line"] for evidence in finding["evidence"]}
+    assert finding["severity"] == "warning"  # it did not fail the run, but `--fail-on warning` sees it
+    assert result.exit_code == 0
 
 
 def test_exception_logged_before_the_run_finished_is_not_what_it_died_of() -> None:
