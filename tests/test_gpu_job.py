@@ -102,6 +102,21 @@ def test_a_windows_job_whose_user_plans_to_move_to_ascend_is_still_no_npu_job(tm
     assert _top(tmp_path, text)["category"] == "not_ascend"
 
 
+def test_a_writer_who_plans_to_move_to_ascend_later_shows_no_npu(tmp_path: Path) -> None:
+    text = (
+        "Trying the script on my laptop first, I don't have an Ascend card yet:\n"
+        '  File "/home/wei/.venv/lib/python3.10/site-packages/torch/cuda/__init__.py", line 302, in _lazy_init\n'
+        "RuntimeError: Found no NVIDIA driver on your system. Please check that you have an NVIDIA GPU and "
+        "installed a driver from http://www.nvidia.com/Download/index.aspx\n"
+    )
+    assert _top(tmp_path, text)["category"] == "not_ascend"
+    on_npu = (
+        "We plan to move to Ascend later.\n[W compiler_depend.ts:51] torch_npu warning\n"
+        + text.split("\n", 1)[1]
+    )
+    assert _top(tmp_path, on_npu)["category"] == "cuda_api_on_npu"
+
+
 def test_an_ascend_error_on_a_windows_client_keeps_its_cause(tmp_path: Path) -> None:
     text = (
         'File "C:\\Python310\\lib\\site-packages\\requests\\models.py", line 1021, in raise_for_status\n'

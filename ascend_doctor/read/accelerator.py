@@ -37,6 +37,11 @@ ASCEND_HINTS = re.compile(
 )
 GPU_HINTS = re.compile(rb"cuda|nvidia|a100|h100|h200|v100|a800|h800|l40|rtx|cublas|cudnn|nccl")
 WINDOWS_HINT = b"-packages\\"
+# A line in which the writer names Ascend as where the job will run, or says there is none yet.
+_NAMES = "(?:ascend|npu|昇腾)"
+_AFTER = r"(?:\blater\b|\byet\b|\bplan|\bwill port|\bbefore (?:moving|porting)|之后|打算)"
+_BEFORE = r"(?:\bplan\w*|\bwill port|\bdon'?t have|\bbefore (?:moving|porting)|打算|准备)"
+PLANNED = re.compile(rf"(?im)^[^\n]*(?:{_NAMES}[^\n]*{_AFTER}|{_BEFORE}[^\n]*{_NAMES})[^\n]*$".encode())
 CONTEXT = 64
 SIGN_LIMIT = 60  # characters of a sign kept to quote it
 GPU, WINDOWS = "gpu", "windows"  # what a foreign sign is of: "gpu:A100", "windows:H:\\conda\\..."
@@ -68,7 +73,13 @@ def foreign_sign(data: bytes) -> str:
 
 def signs(head: bytes, tail: bytes, plog: bool) -> tuple[bool, str]:
     """(an Ascend sign, the first foreign sign) of one input's first and last bytes. A CANN plog
-    is an Ascend log whatever it holds."""
+    is an Ascend log whatever it holds. The writer's sentences that name Ascend as a plan or as
+    missing ("we will port to Ascend later", "I don't have an Ascend card yet") show no NPU."""
     if plog:
         return True, ""
-    return ascend_sign(head) or ascend_sign(tail), foreign_sign(head) or foreign_sign(tail)
+    ascend = any(ascend_sign(_without_plans(data)) for data in (head, tail) if ascend_sign(data))
+    return ascend, foreign_sign(head) or foreign_sign(tail)
+
+
+def _without_plans(data: bytes) -> bytes:
+    return PLANNED.sub(b"", data)
