@@ -7,7 +7,8 @@ well (a server started, a model converted) and ends nothing. What a rule reports
 the end is teardown (a device reset, a process group destroyed late, a `__del__` that failed) and
 becomes exit noise; an exception the job raised there still killed it, unless it is the stop
 itself (Ctrl+C, SystemExit). After an exception the job died of, torch_npu's exit-time warnings
-(`NPU warning, error code is ...`) and what follows them are exit noise too.
+(`NPU warning, error code is ...`) and what follows them are exit noise too, as is what follows
+the line where Python says it is shutting down.
 """
 
 from __future__ import annotations
@@ -19,6 +20,9 @@ from ascend_doctor.model import PROSE, Confidence, Examples, InputRecord, Kind, 
 from ascend_doctor.ranking import AT_EXIT, FINISHED
 
 STOPS = ("SystemExit", "KeyboardInterrupt")
+# The line where Python says it is shutting down (an exception ignored at exit): what follows it
+# is teardown, whatever came before.
+SHUTTING_DOWN = "outcome.interpreter-shutting-down"
 
 EXIT_NOISE = Rule(
     id="outcome.errors-after-finish",
@@ -74,6 +78,10 @@ def at_exit(
             where = (match.input_index, match.evidence.rank)
             ended[where] = min(ended.get(where, match.evidence.line), match.evidence.line)
     exiting = uncaught.exit_warnings(records, matches, by_id)
+    for match in matches:
+        if match.rule_id == SHUTTING_DOWN:
+            index, line = match.input_index, match.evidence.line
+            exiting[index] = min(exiting.get(index, line), line)
     if not ended and not exiting:
         return list(matches), tuple(rules)
     after: dict[str, list[Match]] = {}

@@ -181,8 +181,8 @@ def died_of(records: Sequence[InputRecord], matches: Sequence[Match], rules: Ite
 def exit_warnings(
     records: Sequence[InputRecord], matches: Sequence[Match], rules: dict[str, Rule]
 ) -> dict[int, int]:
-    """Where each input's exit noise starts: the first error line, after the last exception it
-    printed, that is torch_npu's exit-time warning (`NPU warning, error code is 507899 ...
+    """Where each input's exit noise starts: the first line a rule matched, after the last
+    exception it printed, that is torch_npu's exit-time warning (`NPU warning, error code is 507899 ...
     (function npuSynchronizeUsedDevices)`). What follows it was said while the process exited."""
     last = {
         index: max(one.end for one in record.raised) for index, record in enumerate(records) if record.raised
@@ -190,12 +190,7 @@ def exit_warnings(
     starts: dict[int, int] = {}
     for match in matches:
         line, index = match.evidence.line, match.input_index
-        if (
-            index in last
-            and line > last[index]
-            and rules[match.rule_id].severity is Severity.ERROR
-            and is_exit_warning(match.evidence.text)
-        ):
+        if index in last and line > last[index] and is_exit_warning(match.evidence.text):
             starts[index] = min(starts.get(index, line), line)
     return starts
 
