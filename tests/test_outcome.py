@@ -144,3 +144,29 @@ def test_a_shell_that_shows_exit_status_zero_ends_the_run_and_its_errors_do_not_
     failed = _log(*stdin.splitlines()[:-1], "1")
     report, _ = diagnose_json("-", stdin=failed)
     assert report["findings"][0]["category"] == "needs_more_evidence"
+
+
+def test_what_follows_python_shutting_down_is_exit_noise() -> None:
+    stdin = _log(
+        "step 90 loss 0.4",
+        "Exception ignored in: <function _MultiProcessingDataLoaderIter.__del__ at 0xfffef1b0b1c0>",
+        "Traceback (most recent call last):",
+        '  File "/usr/lib/python3.9/multiprocessing/process.py", line 149, in join',
+        "ImportError: sys.meta_path is None, Python is likely shutting down",
+        "[W compiler_depend.ts:286] Warning: NPU warning, error code is 107002[Error]: The context is empty.",
+        "EE1001: [PID: 63521] 2025-01-13-09:35:11.004.213 The argument is invalid.Reason: rtGetDevMsg execute "
+        "failed, reason=[context pointer null]",
+        "        ctx is NULL![FUNC:GetDevErrMsg][FILE:api_impl.cc][LINE:5053]",
+    )
+    report, _ = diagnose_json("-", stdin=stdin)
+    assert {finding["category"] for finding in report["findings"]} == {"unclean_shutdown_noise"}
+
+
+def test_an_exception_before_python_shuts_down_is_still_what_the_job_died_of() -> None:
+    stdin = _log(
+        TRACEBACK,
+        "Exception ignored in: <function Engine.__del__ at 0xfffef1b0b1c0>",
+        "ImportError: sys.meta_path is None, Python is likely shutting down",
+    )
+    report, _ = diagnose_json("-", stdin=stdin)
+    assert report["findings"][0]["rule_id"] == "python.uncaught-exception"
