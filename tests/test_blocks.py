@@ -139,7 +139,7 @@ def test_parts_match_every_line_as_the_whole_scan_does(
         results.append(engine._scan_part(rules_matcher, item, 0, part))
         seen[count:] = [(text, number + lines_before, *rest) for text, number, *rest in seen[count:]]
     assert seen == whole_lines
-    record, _ = engine._joined(item, results)
+    record, _ = engine._joined(item, 0, results)
     assert isinstance(whole, scanner.ScanResult)
     assert (
         (record.lines, record.size) == (whole.lines, whole.size) == (whole_lines[-1][1], path.stat().st_size)

@@ -65,12 +65,12 @@ def test_a_part_that_cannot_be_read_ends_the_input_there(
 
     monkeypatch.setattr(engine, "open_part", failing)
     item = InputItem(str(path), True)
-    record, matches = engine._joined(item, _scan_parts(item, plan))  # type: ignore[arg-type]
+    record, matches = engine._joined(item, 0, _scan_parts(item, plan))  # type: ignore[arg-type]
     assert record.status == "read"
     assert record.notes == (f"stopped reading after {plan[2].start} bytes: cannot open: Permission denied",)
     assert {match.evidence.line for match in matches} == {1}  # EL0004's rule and the code catalogue's
     monkeypatch.setattr(engine, "open_part", lambda name, part: failing(name, part._replace(number=2)))
-    record, matches = engine._joined(item, _scan_parts(item, plan))  # type: ignore[arg-type]
+    record, matches = engine._joined(item, 0, _scan_parts(item, plan))  # type: ignore[arg-type]
     assert (record.status, record.reason, matches) == ("skipped", "cannot open: Permission denied", [])
 
 
@@ -87,7 +87,7 @@ def test_a_read_error_inside_a_part_ends_the_input_there(
     results = _scan_parts(item, plan[:3])
     monkeypatch.setattr(parts._Bounded, "readinto", broken_disk)
     results += _scan_parts(item, plan[3:4])
-    record, _ = engine._joined(item, results)  # type: ignore[arg-type]
+    record, _ = engine._joined(item, 0, results)  # type: ignore[arg-type]
     assert record.notes == (f"stopped reading after {plan[3].start} bytes: cannot read: Input/output error",)
 
 
