@@ -67,6 +67,8 @@ _CUE = re.compile(
     r"e\.g\.|i\.e\.|for example|such as|like|look for|search for)[\s,:]*$",
     re.IGNORECASE,
 )
+_IN_CHINESE = re.compile(r"[\u4e00-\u9fff]")
+_CHINESE_GOES_ON = re.compile(r"\s*[\u4e00-\u9fff\u3000-\u303f\uff00-\uffef]")
 _CONDITIONAL = re.compile(r"(?:if|when|whenever)\s", re.IGNORECASE)  # `If training stops with "EL0004..."`
 _QUOTES = {"'": "'", '"': '"', "`": "`", "\u201c": "\u201d", "\u2018": "\u2019"}
 
@@ -152,10 +154,13 @@ def quoted_source(line: str, previous: str) -> bool:
 def prose(piece: str, span: tuple[int, int]) -> bool:
     """Whether a clean segment only talks about what a rule matched in it at `span`: a hint,
     tip or note, a `//` comment, a markdown bullet quoting code, a command that prints or looks
-    for it (`echo "EL0004"`, `grep EL0004`), a `#` comment or `>` quote that explains it, or
-    the matched text in quotes right after words like `if you see`, `e.g.`, `means` or in a
-    sentence that starts with `if` or `when`."""
+    for it (`echo "EL0004"`, `grep EL0004`), a `#` comment or `>` quote that explains it, the
+    matched text in quotes right after words like `if you see`, `e.g.`, `means` or in a
+    sentence that starts with `if` or `when`, or named inside a Chinese sentence (`没看到 EZ9999
+    之类的报错`; not `报错：EL0004: Failed to allocate memory`, a message pasted after a word)."""
     if _HINT.match(piece):
+        return True
+    if _IN_CHINESE.search(piece[max(0, span[0] - 12) : span[0]]) and _CHINESE_GOES_ON.match(piece, span[1]):
         return True
     if _COMMENT.match(piece) and _EXPLAINS.search(piece):
         return True
