@@ -62,6 +62,7 @@ PROSE = [
     'If training stops with "EL0004: Failed to allocate memory", lower the batch size.',
     "Tip: EL0004: Failed to allocate memory usually means another process holds the card",
     "// EL0004: Failed to allocate memory is raised by the runtime when HBM is exhausted",
+    "日志里没看到 EL0004 之类的报错，显存应该是够的",
 ]
 
 
@@ -95,6 +96,7 @@ REAL_ERROR_LINES = [
     "RuntimeError: Could not run 'npu::npu_format_cast' with arguments from the 'CPU' backend.",
     "ValueError: Please check whether the environment variable 'ASCEND_OPP_PATH' is set",
     "[ERROR] RUNTIME(4821,python):2024-12-04-10:05:31.002.117 [npu_driver.cc:1235]4821 EL0004 when allocating",
+    "运行报错：EL0004: Failed to allocate memory.",
 ]
 
 
