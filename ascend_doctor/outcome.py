@@ -20,6 +20,18 @@ from ascend_doctor.model import PROSE, Confidence, Examples, InputRecord, Kind, 
 from ascend_doctor.ranking import AT_EXIT, FINISHED
 
 STOPS = ("SystemExit", "KeyboardInterrupt")
+# What a rank prints while a job is torn down around it: waits that time out, contexts and
+# devices gone, generic runtime errors.
+TEARDOWN = frozenset(
+    {
+        "hccl_timeout",
+        "npu_context_not_set",
+        "needs_more_evidence",
+        "device_unavailable",
+        AT_EXIT,
+        "hardware_fault",
+    }
+)
 # The line where Python says it is shutting down (an exception ignored at exit): what follows it
 # is teardown, whatever came before.
 SHUTTING_DOWN = "outcome.interpreter-shutting-down"
@@ -89,7 +101,7 @@ def at_exit(
     for match in matches:
         if by_id[match.rule_id].severity is not Severity.ERROR or match.quoted == PROSE:
             continue
-        end = _end(ended, match)
+        end = _end(ended, match, by_id[match.rule_id])
         line = match.evidence.line
         if line >= exiting.get(match.input_index, line + 1) or (
             end is not None and line > end and not _raised_after_the_work(match)
@@ -113,10 +125,16 @@ def at_exit(
     return [*matches, *leads], (*(demoted.get(rule.id, rule) for rule in rules), EXIT_NOISE)
 
 
-def _end(ended: dict[_Where, int], match: Match) -> int | None:
-    """Where the work of the match's rank ended, else of its file's lines with no rank."""
+def _end(ended: dict[_Where, int], match: Match, rule: Rule) -> int | None:
+    """Where the work of the match's rank ended, else of its file's lines with no rank. Another
+    rank's end, or the file's, says less of this rank: there only what teardown prints (TEARDOWN)
+    is exit noise, not an out-of-memory or an operator failure of its own work."""
     found = ended.get((match.input_index, match.evidence.rank))
-    return ended.get((match.input_index, None)) if found is None else found
+    if found is not None:
+        return found
+    if match.evidence.rank is not None and rule.category not in TEARDOWN:
+        return None
+    return ended.get((match.input_index, None))
 
 
 def _raised_after_the_work(match: Match) -> bool:

@@ -58,8 +58,9 @@ ECHO_LINES = 40
 SYMPTOM_DISCOUNT = 0.5
 # An error code of its own on a line: a CANN code, torch_npu's ERRxxxxx, a runtime code.
 ERROR_CODE = re.compile(r"\bE[A-Z0-9]\d{4}\b|\berror code is \d+|\bERR\d{5}\b")
-# A line that opens as a log record does (`EI0002: ...`, `[ERROR] ...`, `[E ProcessGroupHCCL...`).
-LOG_RECORD = re.compile(r"\s*(?:E[A-Z0-9]\d{4}:|\[E(?:RROR)?[\] ])")
+# A line that opens as a log record does (`EI0002: ...`, `[ERROR] ...`, torch_npu's `[Error]: ...`,
+# `[E ProcessGroupHCCL...`).
+LOG_RECORD = re.compile(r"\s*(?:E[A-Z0-9]\d{4}:|\[(?:E|ERROR|Error)[\] ])")
 
 
 _Position = tuple[bool, float, int, int]

@@ -170,3 +170,19 @@ def test_an_exception_before_python_shuts_down_is_still_what_the_job_died_of() -
     )
     report, _ = diagnose_json("-", stdin=stdin)
     assert report["findings"][0]["rule_id"] == "python.uncaught-exception"
+
+
+def test_a_file_level_end_makes_only_teardown_errors_of_ranks_exit_noise() -> None:
+    oom = "[rank3]: " + OOM
+    timeout = (
+        "[rank10]: EI0002: [PID: 51802] 2024-09-03-21:44:51.094.317 The wait execution of the Notify register "
+        "times out. Reason: The Notify register has not received the Notify record from remote rank [3]."
+    )
+    report, _ = diagnose_json(
+        "-", stdin=_log("[after training is done] datetime: 2024-09-03 21:10:01", oom, timeout)
+    )
+    assert report["findings"][0]["category"] == "device_out_of_memory"
+    report, _ = diagnose_json(
+        "-", stdin=_log("[after training is done] datetime: 2024-09-03 21:10:01", timeout)
+    )
+    assert report["findings"][0]["category"] in ("no_failure", "unclean_shutdown_noise")
