@@ -7,8 +7,9 @@ well (a server started, a model converted) and ends nothing. What a rule reports
 the end is teardown (a device reset, a process group destroyed late, a `__del__` that failed) and
 becomes exit noise; an exception the job raised there still killed it, unless it is the stop
 itself (Ctrl+C, SystemExit). After an exception the job died of, torch_npu's exit-time warnings
-(`NPU warning, error code is ...`) and what follows them are exit noise too, as is what follows
-the line where Python says it is shutting down.
+(`NPU warning, error code is ...`) and what follows them are exit noise too, as is what a
+process prints after it says it is exiting (Python shutting down, a process group destroyed at
+exit).
 """
 
 from __future__ import annotations
@@ -32,9 +33,10 @@ TEARDOWN = frozenset(
         "hardware_fault",
     }
 )
-# The line where Python says it is shutting down (an exception ignored at exit): what follows it
-# is teardown, whatever came before.
-SHUTTING_DOWN = "outcome.interpreter-shutting-down"
+# Lines a process prints as it exits (Python shutting down, torch_npu destroying a process group
+# that was never destroyed): what that process prints after them is teardown, whatever came before.
+EXITING = frozenset({"outcome.interpreter-shutting-down", "outcome.process-group-destroyed-at-exit"})
+ANY = -1  # the key, beside a file's ranks, of the first exit line any of its processes printed
 
 EXIT_NOISE = Rule(
     id="outcome.errors-after-finish",
@@ -90,11 +92,13 @@ def at_exit(
             where = (match.input_index, match.evidence.rank)
             ended[where] = min(ended.get(where, match.evidence.line), match.evidence.line)
     exiting = uncaught.exit_warnings(records, matches, by_id)
+    leaving: dict[_Where, int] = {}
     for match in matches:
-        if match.rule_id == SHUTTING_DOWN:
-            index, line = match.input_index, match.evidence.line
-            exiting[index] = min(exiting.get(index, line), line)
-    if not ended and not exiting:
+        if match.rule_id in EXITING:
+            where, line = (match.input_index, match.evidence.rank), match.evidence.line
+            leaving[where] = min(leaving.get(where, line), line)
+            leaving[match.input_index, ANY] = min(leaving.get((match.input_index, ANY), line), line)
+    if not ended and not exiting and not leaving:
         return list(matches), tuple(rules)
     after: dict[str, list[Match]] = {}
     kept_errors: set[str] = set()
@@ -103,8 +107,10 @@ def at_exit(
             continue
         end = _end(ended, match, by_id[match.rule_id])
         line = match.evidence.line
-        if line >= exiting.get(match.input_index, line + 1) or (
-            end is not None and line > end and not _raised_after_the_work(match)
+        if (
+            line >= exiting.get(match.input_index, line + 1)
+            or line > _left(leaving, match)
+            or (end is not None and line > end and not _raised_after_the_work(match))
         ):
             after.setdefault(match.rule_id, []).append(match)
         elif end is None or line > end:
@@ -123,6 +129,14 @@ def at_exit(
     }
     leads = [start._replace(rule_id=EXIT_NOISE.id, quoted="", repeats=0) for start in starts.values()]
     return [*matches, *leads], (*(demoted.get(rule.id, rule) for rule in rules), EXIT_NOISE)
+
+
+def _left(leaving: dict[_Where, int], match: Match) -> float:
+    """The line where the match's rank said it was exiting; for a line that names no rank, where
+    any process of its file first did (an unprefixed `Segmentation fault` may be any rank's)."""
+    rank = match.evidence.rank
+    found = leaving.get((match.input_index, ANY if rank is None else rank))
+    return float("inf") if found is None else found
 
 
 def _end(ended: dict[_Where, int], match: Match, rule: Rule) -> int | None:

@@ -373,14 +373,19 @@ def _completed(groups: list[_Group], clock: _Clock, rules: dict[str, Rule]) -> l
             m.evidence.line < finished.get(m.input_index, -1) for m in group.matches
         )
 
+    def remark(group: _Group) -> bool:  # a fallback, a note, a line that only says it exited
+        return group.rule.category in QUIET_CATEGORIES or (
+            group.rule.category == AT_EXIT and group.rule.severity is Severity.INFO
+        )
+
     rest = [group for group in groups if group.rule.category != FINISHED]
     if any(group.rule.severity is Severity.ERROR and not survived(group) for group in rest):
         return rest
-    if any(group.rule.category not in QUIET_CATEGORIES and not survived(group) for group in rest):
+    if any(not remark(group) and not survived(group) for group in rest):
         lived = [group for group in rest if group.rule.severity is Severity.ERROR and survived(group)]
         return [*(group for group in groups if group not in lived), *lived]
     lead = done[0]
-    quiet = [group for group in rest if group.rule.category in QUIET_CATEGORIES or survived(group)]
+    quiet = [group for group in rest if remark(group) or survived(group)]
     for group in [*done[1:], *quiet]:
         lead.absorb(group)
     lead.matches.sort(
