@@ -28,6 +28,10 @@ from ascend_doctor.model import (
 from ascend_doctor.ranking import FINISHED, REMARKS, finished_lines, waits
 from ascend_doctor.read.tracebacks import is_echo, is_exit_warning, is_npu_error, is_wrapper, short_message
 
+# torch_npu's exception for an error the device reported asynchronously: its detail is the CANN
+# block printed with it, or at exit.
+INNER_ERROR = "The Inner error is reported as above"
+
 UNCAUGHT = Rule(
     id="python.uncaught-exception",
     category="not_ascend",
@@ -183,9 +187,13 @@ def exit_warnings(
 ) -> dict[int, int]:
     """Where each input's exit noise starts: the first line a rule matched, after the last
     exception it printed, that is torch_npu's exit-time warning (`NPU warning, error code is 507899 ...
-    (function npuSynchronizeUsedDevices)`). What follows it was said while the process exited."""
+    (function npuSynchronizeUsedDevices)`). What follows it was said while the process exited.
+    After an NPU error that only points at a report (`The Inner error is reported as above`), the
+    exit-time block is that report: the device's error comes out at exit, and it is no noise."""
     last = {
-        index: max(one.end for one in record.raised) for index, record in enumerate(records) if record.raised
+        index: max(one.end for one in died)
+        for index, record in enumerate(records)
+        if (died := [one for one in record.raised if not _points_at_a_report(one)])
     }
     starts: dict[int, int] = {}
     for match in matches:
@@ -193,6 +201,10 @@ def exit_warnings(
         if index in last and line > last[index] and is_exit_warning(match.evidence.text):
             starts[index] = min(starts.get(index, line), line)
     return starts
+
+
+def _points_at_a_report(raised: Raised) -> bool:
+    return is_npu_error(raised) or INNER_ERROR in raised.message
 
 
 def _last(

@@ -199,3 +199,16 @@ def test_what_a_process_prints_after_destroying_its_process_group_at_exit_is_exi
     report, _ = diagnose_json("-", stdin=stdin)
     assert {finding["category"] for finding in report["findings"]} <= {"unclean_shutdown_noise", "no_failure"}
     assert report["findings"][0]["category"] == "unclean_shutdown_noise"
+
+
+def test_the_exit_time_block_after_an_inner_error_is_that_error_not_exit_noise() -> None:
+    stdin = _log(
+        "RuntimeError: The Inner error is reported as above. The process exits for this inner error, and the "
+        "current working operator name is GatherV2.",
+        "[W compiler_depend.ts:409] Warning: NPU warning, error code is 507018[Error]: ",
+        "[Error]: The aicpu execution is abnormal. ",
+        "EZ9999: [PID: 72331] 2024-11-02-17:52:40.112.905 Kernel task happen error, retCode=0x2a, [aicpu exception].",
+        " (function npuSynchronizeUsedDevices)",
+    )
+    report, _ = diagnose_json("-", stdin=stdin)
+    assert report["findings"][0]["category"] == "aicpu_exception"
