@@ -15,19 +15,18 @@ from collections.abc import Iterator
 from typing import NamedTuple
 
 from ascend_doctor.model import Confidence, Evidence, Examples, Kind, Match, Rule, Severity, Text
-from ascend_doctor.rulebase.version_parse import release
 
 _NAMED = r"(?:[ \t]+version)?[ \t]*"  # `torch version: 2.1.0`, `torch==2.1.0`, `torch   2.1.0` (pip list)
-_TORCH = re.compile(
+_TORCH = (
     rf"(?im)^[ \t>*|-]*(?:torch|pytorch){_NAMED}(?:==|:|=|[ \t])[ \t]*v?(\d+\.\d+\.\d+)[\w.+]*[ \t|]*$"
     rf"|(?i:\b(?:torch|pytorch){_NAMED}(?:==|:|=)[ \t]*v?(\d+\.\d+\.\d+))"
 )
-_TORCH_NPU = re.compile(rf"(?i)\btorch[-_]npu{_NAMED}(?:==|:|=|[ \t])[ \t]*v?(\d+\.\d+\.\d+[\w.+]*)")
-_CANN = re.compile(
+_TORCH_NPU = rf"(?i)\btorch[-_]npu{_NAMED}(?:==|:|=|[ \t])[ \t]*v?(\d+\.\d+\.\d+[\w.+]*)"
+_CANN = (
     r"(?i)\b(?:CANN|ascend[-_ ]?toolkit|cann[-_]toolkit)(?:[ \t]+version)?[ \t]*[:=/_ ][ \t]*v?"
     r"(\d{1,2}\.\d\.(?:RC\d+|\d+)(?:\.alpha\d+|\.beta\d+)?)"
 )
-_DRIVER = re.compile(
+_DRIVER = (
     r"(?i)(?:npu-smi[ \t]+\S+[ \t]+Version:[ \t]*|\bdriver(?:[ \t]+version)?[ \t]*[:=][ \t]*"
     r"|驱动(?:版本)?[ \t]*[:：][ \t]*\**[ \t]*)v?(\d{2}\.\d\.(?:rc\d+(?:\.\w+)?|\d+(?:\.\d+)?))"
 )
@@ -97,11 +96,14 @@ class _Stated(NamedTuple):
     offset: int  # where in the text it is stated
 
 
-def _first(pattern: re.Pattern[str], text: str) -> _Stated | None:
+def _first(source: str, text: str) -> _Stated | None:
+    """Where `source` first states a version in `text`. The patterns are compiled on first use
+    (`re` keeps them): a log that states no torch_npu never pays for the torch one."""
+    pattern = re.compile(source)
     found = pattern.search(text)
     if found is None:
         return None
-    group = next(index for index in range(1, (pattern.groups or 0) + 1) if found.group(index))
+    group = next(index for index in range(1, pattern.groups + 1) if found.group(index))
     return _Stated(found.group(group).rstrip("."), found.start(group))
 
 
@@ -115,7 +117,7 @@ def mismatches(head: bytes, label: str, index: int, rank: int | None) -> list[Ma
     cann = _first(_CANN, text)
     driver = _first(_DRIVER, text) if cann else None
     found: list[Match] = []
-    if torch and torch_npu and release(torch.version)[:3] != release(torch_npu.version)[:3]:
+    if torch and torch_npu and _release(torch.version)[:3] != _release(torch_npu.version)[:3]:
         found.extend(_lines(TORCH_PAIR, text, (torch, torch_npu), label, index, rank))
     if cann and driver and _older(driver.version, cann.version):
         found.extend(_lines(DRIVER_OLDER, text, (cann, driver), label, index, rank))
@@ -129,8 +131,14 @@ def _older(driver: str, cann: str) -> bool:
     fit = compat.driver_fit(cann, driver)
     if fit is None or fit.matched:
         return False
-    listed = [release(version)[:2] for version in fit.known if len(release(version)) >= 2]
-    return bool(listed) and release(driver)[:2] < min(listed)
+    listed = [_release(version)[:2] for version in fit.known if len(_release(version)) >= 2]
+    return bool(listed) and _release(driver)[:2] < min(listed)
+
+
+def _release(version: str) -> tuple[int, ...]:
+    from ascend_doctor.rulebase.version_parse import release  # only for a log that states a pair
+
+    return release(version)
 
 
 def _lines(

@@ -41,7 +41,7 @@ WINDOWS_HINT = b"-packages\\"
 _NAMES = "(?:ascend|npu|昇腾)"
 _AFTER = r"(?:\blater\b|\byet\b|\bplan|\bwill port|\bbefore (?:moving|porting)|之后|打算)"
 _BEFORE = r"(?:\bplan\w*|\bwill port|\bdon'?t have|\bbefore (?:moving|porting)|打算|准备)"
-PLANNED = re.compile(rf"(?im)^[^\n]*(?:{_NAMES}[^\n]*{_AFTER}|{_BEFORE}[^\n]*{_NAMES})[^\n]*$".encode())
+PLANNED = rf"(?im)^[^\n]*(?:{_NAMES}[^\n]*{_AFTER}|{_BEFORE}[^\n]*{_NAMES})[^\n]*$".encode()
 CONTEXT = 64
 SIGN_LIMIT = 60  # characters of a sign kept to quote it
 GPU, WINDOWS = "gpu", "windows"  # what a foreign sign is of: "gpu:A100", "windows:H:\\conda\\..."
@@ -82,4 +82,4 @@ def signs(head: bytes, tail: bytes, plog: bool) -> tuple[bool, str]:
 
 
 def _without_plans(data: bytes) -> bytes:
-    return PLANNED.sub(b"", data)
+    return re.sub(PLANNED, b"", data)  # compiled on first use: only logs that name Ascend need it
