@@ -40,6 +40,8 @@ VICTIM_RULES = frozenset({"python.nccl-watchdog-timeout"})
 CATCH_ALL_CATEGORIES = frozenset({"needs_more_evidence", "not_ascend"})
 # A run that did not fail, and the findings that fold into it there: remarks, not causes.
 FINISHED = "no_failure"
+SERVING = "outcome.server-serving"  # a server that started: what it logged before, it survived
+RAISED = re.compile(r"\s*(?:\w+\.)*\w*(?:Error|Exception)\b:")  # an exception's last line
 AT_EXIT = "unclean_shutdown_noise"
 BUG = "not_ascend"
 QUIET_CATEGORIES = frozenset({"benign_fallback_warning", "needs_more_evidence", "not_ascend"})
@@ -360,9 +362,9 @@ def _completed(groups: list[_Group], clock: _Clock, rules: dict[str, Rule]) -> l
     What it printed before its last such line it survived. Beside an error it did not survive
     that line is no verdict and is dropped; beside a warning after it that names a cause (exit
     noise too), it stays, and the errors it survived go last. Otherwise it leads: quiet remarks
-    (fallbacks, notes) and the warnings and errors it survived fold into it. It takes their worst
-    severity, an error as a warning: what the run survived did not fail it, but `--fail-on
-    warning` still sees it."""
+    (fallbacks, notes) and the warnings it survived fold into it, and the errors too where the work
+    ended or a server kept serving (else they follow it). It takes their worst severity, an error
+    as a warning: what the run survived did not fail it, but `--fail-on warning` still sees it."""
     done = [group for group in groups if group.rule.category == FINISHED]
     if not done:
         return groups
@@ -384,8 +386,18 @@ def _completed(groups: list[_Group], clock: _Clock, rules: dict[str, Rule]) -> l
     if any(not remark(group) and not survived(group) for group in rest):
         lived = [group for group in rest if group.rule.severity is Severity.ERROR and survived(group)]
         return [*(group for group in groups if group not in lived), *lived]
+    # Errors fold too where the line says the work ended or a server kept serving. After a one-shot
+    # step that went well (run_check, an ATC conversion), an exception raised before it was
+    # another run's death, pasted beside the run that worked: it follows.
+    ended_or_serving = any(group.rule.kind is Kind.CAUSE or group.rule.id == SERVING for group in done)
+
+    def lived_through(group: _Group) -> bool:
+        if not survived(group) or group.rule.severity is not Severity.ERROR or ended_or_serving:
+            return survived(group)
+        return not any(RAISED.match(match.evidence.text) for match in group.matches)
+
     lead = done[0]
-    quiet = [group for group in rest if remark(group) or survived(group)]
+    quiet = [group for group in rest if remark(group) or lived_through(group)]
     for group in [*done[1:], *quiet]:
         lead.absorb(group)
     lead.matches.sort(

@@ -212,3 +212,18 @@ def test_the_exit_time_block_after_an_inner_error_is_that_error_not_exit_noise()
     )
     report, _ = diagnose_json("-", stdin=stdin)
     assert report["findings"][0]["category"] == "aicpu_exception"
+
+
+def test_an_exception_pasted_before_a_check_that_passed_is_still_listed() -> None:
+    stdin = _log(
+        "RuntimeError: Unsupported device target Ascend. This process only supports one of the ['CPU']. Please "
+        "check whether the Ascend environment is installed and configured correctly.",
+        "Load dynamic library: libmindspore_ascend.so.2 failed. libge_runner.so: cannot open shared object file: "
+        "No such file or directory",
+        "In a terminal the same environment works:",
+        "The result of multiplication calculation is correct, MindSpore has been installed on platform [Ascend] "
+        "successfully!",
+    )
+    report, _ = diagnose_json("-", stdin=stdin)
+    categories = [finding["category"] for finding in report["findings"]]
+    assert "environment_not_configured" in categories[:3]
