@@ -36,7 +36,6 @@ TEARDOWN = frozenset(
 # Lines a process prints as it exits (Python shutting down, torch_npu destroying a process group
 # that was never destroyed): what that process prints after them is teardown, whatever came before.
 EXITING = frozenset({"outcome.interpreter-shutting-down", "outcome.process-group-destroyed-at-exit"})
-ANY = -1  # the key, beside a file's ranks, of the first exit line any of its processes printed
 
 EXIT_NOISE = Rule(
     id="outcome.errors-after-finish",
@@ -92,12 +91,17 @@ def at_exit(
             where = (match.input_index, match.evidence.rank)
             ended[where] = min(ended.get(where, match.evidence.line), match.evidence.line)
     exiting = uncaught.exit_warnings(records, matches, by_id)
-    leaving: dict[_Where, int] = {}
+    leaving: dict[_Where, int] = {}  # where each rank said it was exiting
+    first_leaving: dict[int, int] = {}  # where any process of each input first did
     for match in matches:
         if match.rule_id in EXITING:
-            where, line = (match.input_index, match.evidence.rank), match.evidence.line
+            index, where, line = (
+                match.input_index,
+                (match.input_index, match.evidence.rank),
+                match.evidence.line,
+            )
             leaving[where] = min(leaving.get(where, line), line)
-            leaving[match.input_index, ANY] = min(leaving.get((match.input_index, ANY), line), line)
+            first_leaving[index] = min(first_leaving.get(index, line), line)
     if not ended and not exiting and not leaving:
         return list(matches), tuple(rules)
     after: dict[str, list[Match]] = {}
@@ -109,7 +113,7 @@ def at_exit(
         line = match.evidence.line
         if (
             line >= exiting.get(match.input_index, line + 1)
-            or line > _left(leaving, match)
+            or line > _left(leaving, first_leaving, match)
             or (end is not None and line > end and not _raised_after_the_work(match))
         ):
             after.setdefault(match.rule_id, []).append(match)
@@ -131,11 +135,13 @@ def at_exit(
     return [*matches, *leads], (*(demoted.get(rule.id, rule) for rule in rules), EXIT_NOISE)
 
 
-def _left(leaving: dict[_Where, int], match: Match) -> float:
+def _left(leaving: dict[_Where, int], first_leaving: dict[int, int], match: Match) -> float:
     """The line where the match's rank said it was exiting; for a line that names no rank, where
     any process of its file first did (an unprefixed `Segmentation fault` may be any rank's)."""
-    rank = match.evidence.rank
-    found = leaving.get((match.input_index, ANY if rank is None else rank))
+    if match.evidence.rank is None:
+        found = first_leaving.get(match.input_index)
+    else:
+        found = leaving.get((match.input_index, match.evidence.rank))
     return float("inf") if found is None else found
 
 
