@@ -95,11 +95,8 @@ def at_exit(
     first_leaving: dict[int, int] = {}  # where any process of each input first did
     for match in matches:
         if match.rule_id in EXITING:
-            index, where, line = (
-                match.input_index,
-                (match.input_index, match.evidence.rank),
-                match.evidence.line,
-            )
+            index, line = match.input_index, match.evidence.line
+            where = (index, match.evidence.rank)
             leaving[where] = min(leaving.get(where, line), line)
             first_leaving[index] = min(first_leaving.get(index, line), line)
     if not ended and not exiting and not leaving:
