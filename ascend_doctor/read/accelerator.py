@@ -5,9 +5,10 @@ vLLM KV cache that does not fit), and the rules for them fire on a GPU job's log
 honest answer is "not an Ascend failure". The signs are read in the first and last bytes of each
 input (the scanner keeps them) and in the lines rules matched. Only strong GPU signs count: a CUDA
 device in use (`cuda:0`, `CUDA_VISIBLE_DEVICES`, an NVIDIA GPU's name, a CUDA OOM, NCCL's own log
-lines), not code that merely asks for CUDA on an NPU machine ("Found no NVIDIA driver", "Torch not
-compiled with CUDA enabled"). Ascend's software does not run on Windows: a Python package path of a
-Windows drive (`H:\\conda\\...\\site-packages`) is such a sign too.
+lines, a CUDA toolkit that `nvcc -V` or a build's version check reports), not code that merely
+asks for CUDA on an NPU machine ("Found no NVIDIA driver", "Torch not compiled with CUDA
+enabled"). Ascend's software does not run on Windows: a Python package path of a Windows drive
+(`H:\\conda\\...\\site-packages`) is such a sign too.
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ GPU_SIGN = re.compile(
     rb"|NVIDIA (?:GeForce|Tesla|RTX|Quadro|TITAN|[AHLV]\d{2,3}\b)"
     rb"|\b(?:A100|H100|H200|V100|A800|H800|L40S?|RTX ?\d{4})\b"
     rb"|cudaError\w+|CUDA error: |libcudart\.so|CUBLAS_STATUS_\w+|CUDNN_STATUS_\w+"
+    rb"|The detected CUDA version \(\d|Cuda compilation tools, release \d"
     rb"|NCCL (?:WARN|INFO) |nccl(?:InternalError|UnhandledCudaError|SystemError)"
 )
 WINDOWS_SIGN = re.compile(rb"\b[A-Z]:\\(?:[^\\\s\"']+\\)+(?:site|dist)-packages\\")
