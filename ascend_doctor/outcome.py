@@ -90,7 +90,7 @@ def at_exit(
         if rule.category == FINISHED and rule.kind is Kind.CAUSE:
             where = (match.input_index, match.evidence.rank)
             ended[where] = min(ended.get(where, match.evidence.line), match.evidence.line)
-    exiting = uncaught.exit_warnings(records, matches, by_id)
+    exiting = uncaught.exit_warnings(records, matches)
     leaving: dict[_Where, int] = {}  # where each rank said it was exiting
     first_leaving: dict[int, int] = {}  # where any process of each input first did
     for match in matches:

@@ -285,16 +285,13 @@ def _reports_the_timeout(rule: Rule, matches: Sequence[Match], lines: frozenset[
     return (first.input_index, first.evidence.line) in lines
 
 
-def _after_the_timeouts(rule: Rule, matches: Sequence[Match], lines: frozenset[tuple[int, int]]) -> bool:
-    """Whether a generic report that carries no error code of its own (vLLM's EngineDeadError,
-    "EngineCore encountered a fatal error") only comes after its input's first timeout line: the
-    aftermath of that timeout, not another cause. A CANN code line (`EZ9999: Inner Error!`) there
-    may be another process's own failure, so it keeps its place."""
+def _after_the_timeouts(rule: Rule, matches: Sequence[Match], first: dict[int, int]) -> bool:
+    """Whether a generic report that carries no error code of its own (vLLM's EngineDeadError)
+    only comes after its input's first timeout line (`first`, of the timeouts that are log records):
+    the aftermath of that timeout, not another cause. A CANN code line (`EZ9999: Inner Error!`)
+    there may be another process's own failure, so it keeps its place."""
     if rule.category == BUG or rule.category not in CATCH_ALL_CATEGORIES or rule.kind is not Kind.SYMPTOM:
         return False
-    first: dict[int, int] = {}
-    for index, line in lines:
-        first[index] = min(first.get(index, line), line)
     return all(
         match.input_index in first
         and match.evidence.line > first[match.input_index]
@@ -392,9 +389,11 @@ def _completed(groups: list[_Group], clock: _Clock, rules: dict[str, Rule]) -> l
     ended_or_serving = any(group.rule.kind is Kind.CAUSE or group.rule.id == SERVING for group in done)
 
     def lived_through(group: _Group) -> bool:
-        if not survived(group) or group.rule.severity is not Severity.ERROR or ended_or_serving:
-            return survived(group)
-        return not any(RAISED.match(match.evidence.text) for match in group.matches)
+        return survived(group) and (
+            group.rule.severity is not Severity.ERROR
+            or ended_or_serving
+            or not any(RAISED.match(match.evidence.text) for match in group.matches)
+        )
 
     lead = done[0]
     quiet = [group for group in rest if remark(group) or lived_through(group)]
@@ -519,16 +518,14 @@ def rank(
     for match in every:
         grouped.setdefault(match.rule_id, []).append(match)
     timeouts = _timeouts(every, by_id)
-    timeout_lines = frozenset(
-        (m.input_index, m.evidence.line)
-        for m in every
-        if waits(by_id[m.rule_id]) and by_id[m.rule_id].severity is Severity.ERROR
-    )
-    recorded = frozenset(
-        (m.input_index, m.evidence.line)
-        for m in every
-        if waits(by_id[m.rule_id]) and by_id[m.rule_id].severity is Severity.ERROR and _log_record(m)
-    )
+    said = [m for m in every if waits(by_id[m.rule_id]) and by_id[m.rule_id].severity is Severity.ERROR]
+    timeout_lines = frozenset((m.input_index, m.evidence.line) for m in said)
+    first_recorded: dict[int, int] = {}  # per input, its first timeout line that is a log record
+    for m in said:
+        if _log_record(m):
+            first_recorded[m.input_index] = min(
+                first_recorded.get(m.input_index, m.evidence.line), m.evidence.line
+            )
     groups = []
     for rule_id, found in grouped.items():
         found.sort(key=clock.position)
@@ -538,7 +535,7 @@ def rank(
         elif (
             _echoes_timeouts(rule, found, timeouts)
             or _reports_the_timeout(rule, found, timeout_lines)
-            or _after_the_timeouts(rule, found, recorded)
+            or _after_the_timeouts(rule, found, first_recorded)
         ):
             victim = ECHO
         else:

@@ -158,7 +158,7 @@ def died_of(records: Sequence[InputRecord], matches: Sequence[Match], rules: Ite
     timed_out: set[_Where] = set()
     errors: list[Match] = []
     finished = finished_lines(matches, by_id)
-    exiting = exit_warnings(records, matches, by_id)
+    exiting = exit_warnings(records, matches)
     for match in matches:
         rule = by_id[match.rule_id]
         if rule.category == FINISHED:
@@ -182,9 +182,7 @@ def died_of(records: Sequence[InputRecord], matches: Sequence[Match], rules: Ite
     return found
 
 
-def exit_warnings(
-    records: Sequence[InputRecord], matches: Sequence[Match], rules: dict[str, Rule]
-) -> dict[int, int]:
+def exit_warnings(records: Sequence[InputRecord], matches: Sequence[Match]) -> dict[int, int]:
     """Where each input's exit noise starts: the first line a rule matched, after the last
     exception it printed, that is torch_npu's exit-time warning (`NPU warning, error code is 507899 ...
     (function npuSynchronizeUsedDevices)`). What follows it was said while the process exited.
