@@ -36,6 +36,11 @@ def _sound(pattern: str, text: str) -> None:
         (r"error ?code", {"errorcode", "error code"}),
         (r"EL000[89]", {"EL0008", "EL0009"}),
         (r"ACL_ERROR_\w+_TIMEOUT", {"ACL_ERROR_"}),  # `\w+` ends the run: no spelling of it
+        # A group is part of the run around it, and a phrase of plain words (in the lines of
+        # many warnings) counts for less than code-like text of about its length.
+        (r"\bdtype (?P<dtype>DT_[A-Z0-9_]+)\b[^\n]{0,120}?\bnot support", {"dtype DT_"}),
+        (r"(?P<op>\w+Operation)(?:_\d+)? (?i:infer ?shape) fail", {"infershape", "infer shape"}),
+        (r"\d+ of (\w+) failed to allocate memory", {" failed to allocate memory"}),
     ],
 )
 def test_classes_and_alternations_are_spelled_out(pattern: str, expected: set[str]) -> None:

@@ -13,7 +13,7 @@ from ascend_doctor.rulebase.load import load_rulebase
 ENGINES = ["python", "hyperscan"] if prefilter.hyperscan_available() else ["python"]
 # The rule base's literals, and one made only of common bytes (as a user rule's may be), which
 # the python engine finds with `bytes.find` rather than its trie.
-COMMON_ONLY = Literal("0:0:0:0", False)
+COMMON_ONLY = Literal("0-0-0-0", False)
 LITERALS = (*Matcher(load_rulebase().rules, "python", use_cache=False)._index.literals, COMMON_ONLY)
 
 

@@ -106,15 +106,31 @@ def _wrap_safe(literal: Literal) -> tuple[Literal, ...]:
     return (Literal(text[:PIECE], literal.ignore_case), Literal(text[-PIECE:], literal.ignore_case))
 
 
+# A phrase of plain words (`not support`) is in far more log lines than code-like text of
+# the same length (`dtype DT_`): its length counts this much when literals are compared. A torch_npu
+# warning repeated on every step made `not support` select 84,000 lines of the bench's 1 GB log.
+PROSE_WEIGHT = 0.75
+
+
 def _score(alternatives: _Alternatives) -> int:
     return min(len(literal.text) for literal in alternatives)
+
+
+def _specificity(alternatives: _Alternatives) -> float:
+    return min(len(literal.text) * (PROSE_WEIGHT if _prose(literal.text) else 1) for literal in alternatives)
+
+
+def _prose(text: str) -> bool:
+    """Plain words only: each lowercase or capitalized, with spaces and apostrophes between."""
+    words = text.replace("'", " ").split()
+    return all(word.isalpha() and word.isascii() and word[1:] == word[1:].lower() for word in words)
 
 
 def _best(candidates: list[_Alternatives]) -> _Alternatives | None:
     usable = [alt for alt in candidates if alt and _score(alt) >= MIN_LITERAL]
     if not usable:
         return None
-    return max(usable, key=lambda alt: (_score(alt), -len(alt)))
+    return max(usable, key=lambda alt: (_specificity(alt), -len(alt)))
 
 
 def _sequence(items: list[tuple[Any, Any]], ignore_case: bool) -> list[_Alternatives]:
@@ -123,6 +139,7 @@ def _sequence(items: list[tuple[Any, Any]], ignore_case: bool) -> list[_Alternat
     before them into every spelling: `2070(?:07|19)` needs `207007` or `207019`, not `2070`."""
     candidates: list[_Alternatives] = []
     run = [""]
+    items = _inlined(items)
 
     def close_run() -> None:
         if "" not in run:  # a set holding the empty text requires nothing
@@ -145,6 +162,18 @@ def _sequence(items: list[tuple[Any, Any]], ignore_case: bool) -> list[_Alternat
         candidates.extend(_item(op, av, ignore_case))
     close_run()
     return candidates
+
+
+def _inlined(items: list[tuple[Any, Any]]) -> list[tuple[Any, Any]]:
+    """The items with each group that sets no flag replaced by its own items: a literal run goes
+    on into a group (`dtype (?P<dtype>DT_\\w+)` needs `dtype DT_`)."""
+    flat: list[tuple[Any, Any]] = []
+    for op, av in items:
+        if op is sre_constants.SUBPATTERN and not (av[1] | av[2]):
+            flat.extend(_inlined(list(av[3])))
+        else:
+            flat.append((op, av))
+    return flat
 
 
 def _spellings(op: Any, av: Any, ignore_case: bool) -> list[str] | None:
