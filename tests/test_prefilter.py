@@ -32,3 +32,20 @@ def test_the_python_engine_finds_some_literals_with_bytes_find() -> None:
     """The common-start literals really take the find path, so the test above covers it."""
     forms = prefilter.literal_forms(LITERALS)
     assert COMMON_ONLY.text.encode() in prefilter.anchored_forms(forms, prefilter.piece_offsets(forms))
+
+
+def test_a_common_byte_that_few_exact_forms_need_is_not_a_trie_entry() -> None:
+    """`re` would enter its trie at every `1` of a log for one code made of common bytes: the
+    code is found by `bytes.find`, and the forms that also start at `1` move to a rarer byte."""
+    moving = [Literal(f"1Zk{number:02d}", False) for number in range(12)]
+    literals = (Literal("100024", False), *moving, Literal("ZZZZ", False))
+    forms = prefilter.literal_forms(literals)
+    offsets = prefilter.piece_offsets(forms)
+    anchored = prefilter.anchored_forms(forms, offsets)
+    assert {literal.text.encode() for literal in literals} & anchored == {b"100024"}
+    assert all(data[offsets[data, fold]] != ord("1") for data, fold, _key in forms if data not in anchored)
+    found = prefilter.make_prefilter(literals, "python", complete=True)
+    block = "".join(f"step {key} {literal.text} ok\n" for key, literal in enumerate(literals)).encode()
+    assert [keys for _start, _end, keys in found.spans(block)] == [
+        frozenset({key}) for key in range(len(literals))
+    ]
