@@ -185,3 +185,21 @@ def test_a_wrapped_message_is_one_message_in_parts_and_whole(
         report = engine.diagnose([str(path)], load_rulebase(), engine.ScanOptions(engine="python", jobs=jobs))
         (finding,) = [f for f in report.findings if f.rule.id == "env.libgomp-static-tls"]
         assert finding.count == messages, jobs
+
+
+@pytest.mark.parametrize("line_length", [1, 33, 63, 64, 65, 120, 5000])
+def test_a_finding_is_on_its_line_however_long_the_lines_before_it(
+    rules_matcher: Matcher, line_length: int
+) -> None:
+    """Line ends are counted by deleting them where lines are of usual length and byte by byte
+    where they are short (blank lines): a run of either kind across reads of the real size, then
+    lines of the other kind, still give the line the error is on."""
+    uniform = b"".join(
+        b"%0*d\n" % (line_length - 1, number) if line_length > 1 else b"\n"
+        for number in range(3_000_000 // line_length)
+    )
+    mixed = _filler(40_000) + b"\n" * 5_000 + _filler(40_000)
+    head = uniform + mixed + uniform[: len(uniform) // 3]
+    data = head + "\n".join(LIBGOMP).encode() + b"\n" + _filler(3000)
+    found = [(m.rule_id, m.evidence.line) for m in _scan(rules_matcher, data)]
+    assert ("env.libgomp-static-tls", head.count(b"\n") + 1) in found

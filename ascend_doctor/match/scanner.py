@@ -203,7 +203,7 @@ class StreamScanner:
                 continue  # a line of the context, matched with the block before
             if start >= hi:
                 break  # a neighbour, matched with the next block
-            line_number += block.count(b"\n", counted_to, start)
+            line_number += line_ends(block, counted_to, start)
             counted_to = start
             if end - start <= events.MAX_SEGMENT:
                 bounds = _bounds(block, start, end)
@@ -218,7 +218,7 @@ class StreamScanner:
                 matcher.line_keys = window_keys
                 self._line(block[window_start:window_end], line_number, (b"", b""), before)
         matcher.block_done()
-        return line_number - 1 - newlines + block.count(b"\n", counted_to, hi)
+        return line_number - 1 - newlines + line_ends(block, counted_to, hi)
 
     def _windows(self, block: bytes, start: int, end: int) -> list[tuple[int, int, frozenset[int] | None]]:
         """Windows around the literal hits of one very long line, merged where they overlap, each
@@ -347,6 +347,22 @@ def _outside_code(buffer: Buffer, low: int, at: int) -> int:
         return at
     code = events.ANSI_BYTES.match(buffer, escape)
     return escape if code is None or code.end() > at else at
+
+
+# Line ends are counted by deleting them where a sample of the span has lines of usual length:
+# `bytes.replace` finds them with memchr, and took 40 ms a 100 MB log against `bytes.count`'s 60,
+# which looks at every byte. On very short lines it is far slower (blank lines: 15x), so a span
+# whose sample averages under LINE_SAMPLE / SHORT_LINES bytes a line is counted byte by byte.
+LINE_SAMPLE = 4096
+SHORT_LINES = 64
+
+
+def line_ends(data: bytes, start: int, end: int) -> int:
+    """The number of `\\n` in data[start:end]."""
+    if end - start < 4 * LINE_SAMPLE or data.count(b"\n", start, start + LINE_SAMPLE) > SHORT_LINES:
+        return data.count(b"\n", start, end)
+    span = data[start:end]
+    return len(span) - len(span.replace(b"\n", b""))
 
 
 def _bounds(block: bytes, start: int, end: int) -> tuple[int, int, int, int]:
