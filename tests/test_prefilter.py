@@ -49,3 +49,27 @@ def test_a_common_byte_that_few_exact_forms_need_is_not_a_trie_entry() -> None:
     assert [keys for _start, _end, keys in found.spans(block)] == [
         frozenset({key}) for key in range(len(literals))
     ]
+
+
+def test_lines_alike_but_for_their_numbers_are_each_listed_with_their_own_literals() -> None:
+    """The pure-Python engine scans each line once whatever its numbers (blurred), then lists
+    every line of the block with the literals its own bytes hold; a code that is all digits is
+    found only where the log holds that very code."""
+    literals = (Literal("python3.12", False), Literal("507011", False), Literal("NPU out of memory", False))
+    found = prefilter.make_prefilter(literals, "python", complete=True)
+    lines = [f"step {number} python3.{number % 20} ok" for number in range(40)]
+    lines += [
+        "error code 507011",
+        "error code 507012",
+        "step 7 NPU out of memory",
+        "step 8 NPU out of memory",
+    ]
+    block = ("\n".join(lines) + "\n").encode()
+    listed = {block[start:end].decode(): keys for start, end, keys in found.spans(block)}
+    assert listed == {
+        "step 12 python3.12 ok": frozenset({0}),
+        "step 32 python3.12 ok": frozenset({0}),
+        "error code 507011": frozenset({1}),
+        "step 7 NPU out of memory": frozenset({2}),
+        "step 8 NPU out of memory": frozenset({2}),
+    }
