@@ -252,34 +252,41 @@ def build_pattern(forms: Sequence[tuple[bytes, bool, int]], offsets: Offsets) ->
 
 
 class _Finder:
-    """Every form that starts at a given position, by the first three bytes of its searched piece.
-    Forms are (searched bytes, folded, key, bytes in the log): the pieces are read in the text the
-    regex scanned, the forms checked in the log's own bytes (they differ in blurred digits)."""
+    """Every form that may start at a given position, by the first three bytes of its searched
+    piece. Forms are (searched bytes, folded, key, bytes in the log): the pieces are read in the
+    text the regex scanned, which may be blurred; `_Group` checks the forms."""
 
     def __init__(self, forms: Sequence[tuple[bytes, bool, int, bytes]], offsets: Offsets) -> None:
-        self.exact: dict[bytes, list[tuple[bytes, int, int]]] = {}
-        self.folded: dict[bytes, list[tuple[bytes, int, int]]] = {}
+        self.exact: dict[bytes, list[tuple[bytes, bytes, int, int]]] = {}
+        self.folded: dict[bytes, list[tuple[bytes, bytes, int, int]]] = {}
         for searched, fold, key, data in forms:
             offset = offsets[searched, fold]
             table = self.folded if fold else self.exact
-            table.setdefault(searched[offset : offset + 3], []).append((data, offset, key))
+            table.setdefault(searched[offset : offset + 3], []).append((searched, data, offset, key))
         # Pieces shorter than three bytes (the one-byte markers) are looked up by their length.
         heads = {len(head) for table in (self.exact, self.folded) for head in table}
         self.lengths = sorted(heads, reverse=True)
 
-    def at(self, scanned: Any, block: Any, hit: int, start: int, end: int) -> Iterator[tuple[int, int]]:
-        """(begin, key) of every form in block[start:end] whose piece starts at `hit` in `scanned`."""
+    def at(
+        self, scanned: Any, hit: int, start: int, end: int
+    ) -> Iterator[tuple[int, bytes, bytes, bool, int]]:
+        """(begin, searched, data, folded, key) of every form inside [start, end) whose piece
+        starts at `hit` in `scanned`, by its head alone."""
         for length in self.lengths:
             head = bytes(scanned[hit : hit + length])
-            for data, offset, key in self.exact.get(head, ()):
-                begin = hit - offset
-                if begin >= start and begin + len(data) <= end and block.startswith(data, begin):
-                    yield begin, key
-            for data, offset, key in self.folded.get(head.lower(), ()):
-                begin = hit - offset
-                stop = begin + len(data)
-                if begin >= start and stop <= end and block[begin:stop].lower() == data:
-                    yield begin, key
+            for folded, table in (
+                (False, self.exact.get(head, ())),
+                (True, self.folded.get(head.lower(), ())),
+            ):
+                for searched, data, offset, key in table:
+                    begin = hit - offset
+                    if begin >= start and begin + len(data) <= end:
+                        yield begin, searched, data, folded, key
+
+
+def _holds(text: Any, at: int, data: bytes, folded: bool) -> bool:
+    """Whether `data` is in `text` at `at` (ASCII case-folded: `data` is lowered)."""
+    return bytes(text[at : at + len(data)]).lower() == data if folded else text.startswith(data, at)
 
 
 def _occurrences(block: Any, data: bytes, start: int = 0, end: int | None = None) -> Iterator[int]:
@@ -355,26 +362,68 @@ class _Group:
             found.extend(_occurrences(scanned, data))
         return found
 
-    def hits(self, scanned: Any, block: Any, start: int, end: int) -> set[tuple[int, int]]:
-        """(offset, key) of every form in block[start:end], its pieces found in `scanned`."""
-        found: set[tuple[int, int]] = set()
+    def candidates(self, scanned: Any, start: int, end: int) -> Iterator[tuple[int, bytes, bytes, bool, int]]:
+        """(begin, searched, data, folded, key) of the forms whose pieces are in scanned[start:end]."""
         if self.regex is not None:
             search = self.regex.search
             match = search(scanned, start, end)
             while match is not None:
-                found.update(self.finder.at(scanned, block, match.start(), start, end))
+                yield from self.finder.at(scanned, match.start(), start, end)
                 match = search(scanned, match.start() + 1, end)
-        for data, originals in self.anchors.items():
-            for at in _occurrences(scanned, data, start, end):
-                found.update((at, key) for original, key in originals if block.startswith(original, at))
-        return found
+        for searched, originals in self.anchors.items():
+            for at in _occurrences(scanned, searched, start, end):
+                for data, key in originals:
+                    yield at, searched, data, False, key
+
+    def hits(self, scanned: Any, block: Any, start: int, end: int) -> set[tuple[int, int]]:
+        """(offset, key) of every form in block[start:end], its pieces found in `scanned`."""
+        return {
+            (begin, key)
+            for begin, _searched, data, folded, key in self.candidates(scanned, start, end)
+            if _holds(block, begin, data, folded)
+        }
+
+    def places(self, scanned: bytes) -> list[tuple[int, bytes, bool]]:
+        """(begin, data, folded) of every form whose searched bytes are in `scanned`: where a line
+        that reads as `scanned` once blurred may hold `data`."""
+        return [
+            (begin, data, folded)
+            for begin, searched, data, folded, _key in self.candidates(scanned, 0, len(scanned))
+            if _holds(scanned, begin, searched, folded)
+        ]
+
+
+# Up to this many blurred texts are looked for with `bytes.find` through the block; more, by a
+# walk over all its lines (a block of a million blank lines and one hit: 93 ms by the walk).
+FOUND_BY_FIND = 16
+
+
+def _line_starts(blurred: bytes, lines: list[bytes], wanted: list[bytes]) -> Iterator[tuple[int, bytes]]:
+    """(start, line) of every line of `blurred` (split into `lines`) that is one of `wanted`."""
+    if not wanted:
+        return
+    if len(wanted) <= FOUND_BY_FIND:
+        framed = b"\n" + blurred + b"\n"
+        for line in wanted:
+            needle = b"\n" + line + b"\n"
+            at = framed.find(needle)
+            while at >= 0:
+                yield at, line  # framed[at] is the line end before it: the line starts at `at`
+                at = framed.find(needle, at + len(line) + 1)
+        return
+    wanted_set = set(wanted)
+    offset = 0
+    for line in lines:
+        if line in wanted_set:
+            yield offset, line
+        offset += len(line) + 1
 
 
 class PythonPrefilter:
     """The pure-Python engine. Most forms are looked for in each block's lines blurred (digits
-    read as 0) and made unique, so a line repeated with other numbers is scanned once; forms
-    that are mostly digits are looked for in the block as it is. Then each line's forms are
-    listed from its own bytes."""
+    read as 0) and made unique, so a line repeated with other numbers is scanned once; forms with
+    fewer than BLURRED_MIN bytes that are not digits (codes, the one-byte markers) are looked for
+    in the block as it is. Then each line's forms are listed from its own bytes."""
 
     name = "python"
 
@@ -402,31 +451,34 @@ class PythonPrefilter:
             end = block.find(b"\n", start)
             if end < 0:
                 end = size
-            keys = {key for _begin, key in self.hits(block, start, end)}
+            keys = {key for _begin, key in self._found(block, start, end)}
             if keys:
                 yield start, end, line_keys(keys)
 
     def _blurred_starts(self, block: Any) -> list[int]:
-        """The starts of the lines whose blurred text holds a blurred form's piece."""
-        lines = block.translate(_BLUR).split(b"\n")
+        """The starts of the lines that hold a blurred form: found once per blurred text, then
+        checked in each line's own bytes (a `python3.10` path reads as `python3.12` blurred)."""
+        blurred = block.translate(_BLUR)
+        lines = blurred.split(b"\n")
         unique = b"\n".join(dict.fromkeys(lines))
-        matched = set()
+        places: dict[bytes, list[tuple[int, bytes, bool]]] = {}
         for position in self._blurred.positions(unique):
             start = unique.rfind(b"\n", 0, position) + 1
             end = unique.find(b"\n", position)
-            matched.add(unique[start : end if end >= 0 else len(unique)])
-        if not matched:
-            return []
-        starts = []
-        offset = 0
-        for line in lines:
-            if line in matched:
-                starts.append(offset)
-            offset += len(line) + 1
-        return starts
+            line = unique[start : end if end >= 0 else len(unique)]
+            if line not in places:
+                places[line] = self._blurred.places(line)
+        return [
+            start
+            for start, line in _line_starts(blurred, lines, [line for line, found in places.items() if found])
+            if any(_holds(block, start + begin, data, folded) for begin, data, folded in places[line])
+        ]
 
     def hits(self, block: Any, start: int, end: int) -> list[tuple[int, int]]:
         """(offset, key) of every form that begins in [start, end) and ends there, in order."""
+        return sorted(self._found(block, start, end))
+
+    def _found(self, block: Any, start: int, end: int) -> set[tuple[int, int]]:
         found = self._plain.hits(block, block, start, end)
         if self._blurred is not None:
             window = bytes(block[start:end])
@@ -434,7 +486,7 @@ class PythonPrefilter:
                 (start + at, key)
                 for at, key in self._blurred.hits(window.translate(_BLUR), window, 0, len(window))
             )
-        return sorted(found)
+        return found
 
 
 class HyperscanPrefilter:
