@@ -174,12 +174,7 @@ def piece_offsets(forms: Sequence[tuple[bytes, bool, int]]) -> Offsets:
     return offsets
 
 
-def _give_up(
-    byte: int,
-    chosen: set[int],
-    offsets: Offsets,
-    starts_of: Starts,
-) -> None:
+def _give_up(byte: int, chosen: set[int], offsets: Offsets, starts_of: Starts) -> None:
     """Stop `re` entering its trie at `byte` when that is dearer than a `bytes.find` (ANCHOR_COST
     per mille) for each exact form that has no other chosen byte to start at; the others move to
     one. A single code (`100024`) made every `1` of a log an entry: the bench log's entries fell
@@ -405,11 +400,8 @@ def _line_starts(blurred: bytes, lines: list[bytes], wanted: list[bytes]) -> Ite
     if len(wanted) <= FOUND_BY_FIND:
         framed = b"\n" + blurred + b"\n"
         for line in wanted:
-            needle = b"\n" + line + b"\n"
-            at = framed.find(needle)
-            while at >= 0:
-                yield at, line  # framed[at] is the line end before it: the line starts at `at`
-                at = framed.find(needle, at + len(line) + 1)
+            # framed[at] is the line end before the line: in the block, the line starts at `at`
+            yield from ((at, line) for at in _occurrences(framed, b"\n" + line + b"\n"))
         return
     wanted_set = set(wanted)
     offset = 0
