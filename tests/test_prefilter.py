@@ -75,3 +75,28 @@ def test_lines_alike_but_for_their_numbers_are_each_listed_with_their_own_litera
         "step 7 NPU out of memory": frozenset({2}),
         "step 8 NPU out of memory": frozenset({2}),
     }
+
+
+def test_lines_met_in_earlier_blocks_are_listed_as_a_fresh_scan_lists_them(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The pure-Python engine remembers each blurred text it scanned, across blocks and files;
+    a remembered text is still checked in every later line's own bytes (`python3.10` reads as
+    `python3.12` blurred), and forgetting old texts or not keeping long ones changes nothing."""
+    monkeypatch.setattr(prefilter, "KNOWN_BYTES", 600)
+    monkeypatch.setattr(prefilter, "KNOWN_LINE", 40)
+    literals = (Literal("python3.12", False), Literal("NPU out of memory", False))
+    blocks = [
+        "".join(
+            f"rank {rank} step {step} python3.{(rank * step) % 20} ok{' padded' * (step % 9)}\n"
+            f"rank {rank} NPU out of memory at step {step}\n"
+            for step in range(12)
+        ).encode()
+        for rank in range(6)
+    ]
+    remembering = prefilter.make_prefilter(literals, "python", complete=True)
+    for block in blocks:
+        fresh = prefilter.make_prefilter(literals, "python", complete=True)
+        assert list(remembering.spans(block)) == list(fresh.spans(block))
+    assert any(b"python3.12" in block for block in blocks[1:])
+    assert any(b"python3.10" in block for block in blocks[1:])
