@@ -100,3 +100,14 @@ def test_lines_met_in_earlier_blocks_are_listed_as_a_fresh_scan_lists_them(
         assert list(remembering.spans(block)) == list(fresh.spans(block))
     assert any(b"python3.12" in block for block in blocks[1:])
     assert any(b"python3.10" in block for block in blocks[1:])
+
+
+def test_a_group_with_few_first_bytes_is_scanned_for_each_byte_apart() -> None:
+    """`re` finds one plain first byte at memory speed but skips to any of several at a tenth of
+    that: the codes and markers (few first bytes) get a regex each, the words one alternation."""
+    engine = prefilter.make_prefilter(LITERALS, "python", complete=True)
+    plain = [regex.pattern for regex in engine._plain.regexes]
+    assert 1 < len(plain) * prefilter.PASS_COST < prefilter.SKIP_COST
+    assert b"E" in {source[:1] for source in plain} and len({source[:1] for source in plain}) == len(plain)
+    assert len(engine._blurred.regexes) == 1
+    assert b"\x1b" in engine._plain.anchors and b"{" in engine._plain.anchors

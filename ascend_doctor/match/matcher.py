@@ -24,7 +24,7 @@ from ascend_doctor.model import Rule
 
 PATTERN_TIMEOUT = 0.25
 MAX_TIMEOUTS = 5  # a pattern that runs out of time this often is not tried again in this run
-INDEX_VERSION = 11  # 11: the pure-Python prefilter keeps two groups of forms (plain, blurred)
+INDEX_VERSION = 12  # 12: a group of the pure-Python prefilter keeps a list of regexes
 # The first bytes a matcher scans are checked line by line (every literal on every line): for a
 # small log that is cheaper than compiling or loading the prefilter. Findings are the same.
 SMALL_INPUT = 16 * 1024

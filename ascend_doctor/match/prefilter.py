@@ -35,6 +35,13 @@ SUBKEY_MIN = 3
 # One `bytes.find` pass costs about what `re` entering its trie at 3 per mille of the positions
 # does (measured on the bench log: 2 and 5 were slower).
 ANCHOR_COST = 3
+# In the same unit (per mille of the positions `re` enters a trie at, ~0.15 ms per MB): a pass of
+# a regex that starts with one plain byte, which `re` finds at ~1.6 GB/s, and one of an
+# alternation, which starts with any of several and is skipped to at ~165 MB/s (0.62 and 6 ms
+# per MB on the bench log). The few first bytes of the codes and markers (`E`, `7`, `x`, `X`, ...)
+# are scanned for one by one: 6.2-7.9 ms per MB instead of 9.7-11.3.
+PASS_COST = 4
+SKIP_COST = 40
 _COMMON = {
     **dict.fromkeys(b" ", 131),
     **dict(
@@ -133,7 +140,7 @@ def _cost(byte: int, folded: bool) -> int:
 
 Offsets = dict[tuple[bytes, bool], int]
 Starts = dict[tuple[bytes, bool], list[tuple[int, int, set[int]]]]  # (own cost, offset, first bytes)
-GroupState = tuple[Optional[bytes], Offsets]  # the regex source (None: no form to search) and pieces
+GroupState = tuple[list[bytes], Offsets]  # the regexes' sources and the pieces
 PythonState = tuple[GroupState, Optional[GroupState]]  # the forms looked for as they are, and blurred
 
 
@@ -222,10 +229,11 @@ def _node_regex(node: dict[Any, Any]) -> bytes:
     return b"(?:" + b"|".join(branches) + b")"
 
 
-def build_pattern(forms: Sequence[tuple[bytes, bool, int]], offsets: Offsets) -> bytes | None:
-    """One bytes regex finding every form by its searched piece. Every top-level branch starts
-    with a plain byte, so `re` skips in C to the bytes that can start a piece (its charset prefix):
-    a case-insensitive group or a leading space at the top would make it try every position."""
+def build_pattern(forms: Sequence[tuple[bytes, bool, int]], offsets: Offsets) -> list[bytes]:
+    """Bytes regexes finding every form by its searched piece, one per byte a piece starts with,
+    the commonest first. Each starts with that plain byte: `re` skips in C to it (as a charset
+    prefix once they are joined), where a case-insensitive group or a leading space would make
+    it try every position."""
     exact: dict[int, list[tuple[bytes, bytes]]] = {}
     folded: dict[int, list[tuple[bytes, bytes]]] = {}
     for data, fold, _key in forms:
@@ -243,7 +251,15 @@ def build_pattern(forms: Sequence[tuple[bytes, bool, int]], offsets: Offsets) ->
             parts.append(b"(?i:" + _node_regex(_trie(folded[first])) + b")")
         body = parts[0] if len(parts) == 1 else b"(?:" + b"|".join(parts) + b")"
         branches.append(re.escape(bytes([first])) + body)
-    return b"|".join(branches) if branches else None
+    return branches
+
+
+def scan_sources(branches: list[bytes]) -> list[bytes]:
+    """The regexes a block is scanned with: the branches apart while that costs less than one
+    pass of their alternation (see PASS_COST), else joined."""
+    if len(branches) * PASS_COST < SKIP_COST:
+        return branches
+    return [b"|".join(branches)] if branches else []
 
 
 class _Finder:
@@ -299,7 +315,8 @@ def line_keys(keys: set[int]) -> frozenset[int] | None:
 def anchored_forms(forms: Sequence[tuple[bytes, bool, int]], offsets: Offsets) -> set[bytes]:
     """Exact forms found with `bytes.find` rather than by the regex: those whose piece starts
     with a byte so common that `re` would enter its trie there more often than one `find` per
-    form costs (ANCHOR_COST per mille of the positions per form)."""
+    form costs (ANCHOR_COST per mille of the positions per form), and the one-byte ones (the
+    ESC and `{` markers), which `find` looks for with memchr."""
     groups: dict[int, list[tuple[bytes, bool]]] = {}
     for data, fold, _key in forms:
         first = data[offsets[data, fold]]
@@ -310,7 +327,7 @@ def anchored_forms(forms: Sequence[tuple[bytes, bool, int]], offsets: Offsets) -
         datas = {data for data, _fold in members}
         if not any(fold for _data, fold in members) and _COMMON.get(first, 1) > ANCHOR_COST * len(datas):
             anchored |= datas
-    return anchored
+    return anchored | {data for data, fold, _key in forms if len(data) == 1 and not fold}
 
 
 # Digits 1-9 read as 0 ("blurred"): lines that differ only in their numbers (a training step's
@@ -338,33 +355,34 @@ class _Group:
         ]
         # Choosing the pieces costs ~250 ms, compiling their regex ~200: a worker or a log just
         # over SMALL_INPUT pays for the second only.
-        source, offsets = cached if cached is not None else (None, piece_offsets(searched))
+        sources, offsets = cached if cached is not None else ([], piece_offsets(searched))
         anchored = anchored_forms(searched, offsets)
         self.anchors: dict[bytes, list[tuple[bytes, int]]] = {}
         for data, fold, key, original in forms:
             if data in anchored and not fold:
                 self.anchors.setdefault(data, []).append((original, key))
         if cached is None:
-            source = build_pattern([form for form in searched if form[1] or form[0] not in anchored], offsets)
-        self.state: GroupState = (source, offsets)
-        self.regex = re.compile(source) if source is not None else None
+            sources = scan_sources(
+                build_pattern([form for form in searched if form[1] or form[0] not in anchored], offsets)
+            )
+        self.state: GroupState = (sources, offsets)
+        self.regexes = [re.compile(source) for source in sources]
         self.finder = _Finder([form for form in forms if form[1] or form[0] not in anchored], offsets)
 
     def positions(self, scanned: Any) -> list[int]:
         """Where a piece of the trie or an anchored form starts in `scanned`."""
-        found = [match.start() for match in self.regex.finditer(scanned)] if self.regex is not None else []
+        found = [match.start() for regex in self.regexes for match in regex.finditer(scanned)]
         for data in self.anchors:
             found.extend(_occurrences(scanned, data))
         return found
 
     def candidates(self, scanned: Any, start: int, end: int) -> Iterator[tuple[int, bytes, bytes, bool, int]]:
         """(begin, searched, data, folded, key) of the forms whose pieces are in scanned[start:end]."""
-        if self.regex is not None:
-            search = self.regex.search
-            match = search(scanned, start, end)
+        for regex in self.regexes:
+            match = regex.search(scanned, start, end)
             while match is not None:
                 yield from self.finder.at(scanned, match.start(), start, end)
-                match = search(scanned, match.start() + 1, end)
+                match = regex.search(scanned, match.start() + 1, end)
         for searched, originals in self.anchors.items():
             for at in _occurrences(scanned, searched, start, end):
                 for data, key in originals:
