@@ -35,13 +35,6 @@ SUBKEY_MIN = 3
 # One `bytes.find` pass costs about what `re` entering its trie at 3 per mille of the positions
 # does (measured on the bench log: 2 and 5 were slower).
 ANCHOR_COST = 3
-# In the same unit (per mille of the positions `re` enters a trie at, ~0.15 ms per MB): a pass of
-# a regex that starts with one plain byte, which `re` finds at ~1.6 GB/s, and one of an
-# alternation, which starts with any of several and is skipped to at ~165 MB/s (0.62 and 6 ms
-# per MB on the bench log). The few first bytes of the codes and markers (`E`, `7`, `x`, `X`, ...)
-# are scanned for one by one: 6.2-7.9 ms per MB instead of 9.7-11.3.
-PASS_COST = 4
-SKIP_COST = 40
 _COMMON = {
     **dict.fromkeys(b" ", 131),
     **dict(
@@ -140,7 +133,7 @@ def _cost(byte: int, folded: bool) -> int:
 
 Offsets = dict[tuple[bytes, bool], int]
 Starts = dict[tuple[bytes, bool], list[tuple[int, int, set[int]]]]  # (own cost, offset, first bytes)
-GroupState = tuple[list[bytes], Offsets]  # the regexes' sources and the pieces
+GroupState = tuple[list[tuple[int, bytes]], Offsets]  # (first byte, regex source) and the pieces
 PythonState = tuple[GroupState, Optional[GroupState]]  # the forms looked for as they are, and blurred
 
 
@@ -229,11 +222,11 @@ def _node_regex(node: dict[Any, Any]) -> bytes:
     return b"(?:" + b"|".join(branches) + b")"
 
 
-def build_pattern(forms: Sequence[tuple[bytes, bool, int]], offsets: Offsets) -> list[bytes]:
-    """Bytes regexes finding every form by its searched piece, one per byte a piece starts with,
-    the commonest first. Each starts with that plain byte: `re` skips in C to it (as a charset
-    prefix once they are joined), where a case-insensitive group or a leading space would make
-    it try every position."""
+def build_pattern(forms: Sequence[tuple[bytes, bool, int]], offsets: Offsets) -> list[tuple[int, bytes]]:
+    """(first byte, bytes regex) finding every form by its searched piece, a regex per byte a
+    piece starts with, the commonest first. Each starts with that plain byte, which `re` finds
+    at ~1.6 GB/s; an alternation of them all would be skipped to at ~165 MB/s, and each of its
+    entries costs ~1.7 times as much (see docs/performance.md)."""
     exact: dict[int, list[tuple[bytes, bytes]]] = {}
     folded: dict[int, list[tuple[bytes, bytes]]] = {}
     for data, fold, _key in forms:
@@ -242,7 +235,7 @@ def build_pattern(forms: Sequence[tuple[bytes, bool, int]], offsets: Offsets) ->
             (folded if fold else exact).setdefault(first, []).append(
                 (piece[1:], data if offsets[data, fold] else b"")
             )
-    branches = []
+    regexes = []
     for first in sorted(set(exact) | set(folded), key=lambda byte: (-_COMMON.get(byte, 1), byte)):
         parts = []
         if first in exact:
@@ -250,16 +243,8 @@ def build_pattern(forms: Sequence[tuple[bytes, bool, int]], offsets: Offsets) ->
         if first in folded:
             parts.append(b"(?i:" + _node_regex(_trie(folded[first])) + b")")
         body = parts[0] if len(parts) == 1 else b"(?:" + b"|".join(parts) + b")"
-        branches.append(re.escape(bytes([first])) + body)
-    return branches
-
-
-def scan_sources(branches: list[bytes]) -> list[bytes]:
-    """The regexes a block is scanned with: the branches apart while that costs less than one
-    pass of their alternation (see PASS_COST), else joined."""
-    if len(branches) * PASS_COST < SKIP_COST:
-        return branches
-    return [b"|".join(branches)] if branches else []
+        regexes.append((first, re.escape(bytes([first])) + body))
+    return regexes
 
 
 class _Finder:
@@ -362,23 +347,25 @@ class _Group:
             if data in anchored and not fold:
                 self.anchors.setdefault(data, []).append((original, key))
         if cached is None:
-            sources = scan_sources(
-                build_pattern([form for form in searched if form[1] or form[0] not in anchored], offsets)
-            )
+            trie_forms = [form for form in searched if form[1] or form[0] not in anchored]
+            sources = build_pattern(trie_forms, offsets)
         self.state: GroupState = (sources, offsets)
-        self.regexes = [re.compile(source) for source in sources]
+        self.regexes = [(bytes([first]), re.compile(source)) for first, source in sources]
         self.finder = _Finder([form for form in forms if form[1] or form[0] not in anchored], offsets)
 
     def positions(self, scanned: Any) -> list[int]:
         """Where a piece of the trie or an anchored form starts in `scanned`."""
-        found = [match.start() for regex in self.regexes for match in regex.finditer(scanned)]
+        found = [match.start() for _first, regex in self.regexes for match in regex.finditer(scanned)]
         for data in self.anchors:
             found.extend(_occurrences(scanned, data))
         return found
 
     def candidates(self, scanned: Any, start: int, end: int) -> Iterator[tuple[int, bytes, bytes, bool, int]]:
         """(begin, searched, data, folded, key) of the forms whose pieces are in scanned[start:end]."""
-        for regex in self.regexes:
+        for first, regex in self.regexes:
+            # a line seldom holds the first bytes of many regexes: memchr says which to run
+            if scanned.find(first, start, end) < 0:
+                continue
             match = regex.search(scanned, start, end)
             while match is not None:
                 yield from self.finder.at(scanned, match.start(), start, end)
@@ -455,23 +442,21 @@ class _KnownTexts:
         new = [text for text in texts if text not in young]
         if not new or not self._old:
             return places, new
-        unknown = []
-        for text in new:
-            found = self._old.get(text)
-            if found is None:
-                unknown.append(text)
-            else:
-                self.add([text], found)
-                if found:
-                    places[text] = found
-        return places, unknown
+        old = self._old
+        back = {text: found for text in new if (found := old.get(text)) is not None}
+        if not back:
+            return places, new
+        self._remember(back)
+        places.update((text, found) for text, found in back.items() if found)
+        return places, [text for text in new if text not in back]
 
-    def add(self, texts: list[bytes], places: Places) -> None:
-        """Remember each of `texts` with `places`; a text over KNOWN_LINE bytes is not kept."""
-        for text in texts:
-            if len(text) <= KNOWN_LINE:
-                self._young[text] = places
-                self._size += len(text)
+    def add(self, scanned: dict[bytes, Places]) -> None:
+        """Remember texts just scanned with their places; a text over KNOWN_LINE bytes is not kept."""
+        self._remember({text: found for text, found in scanned.items() if len(text) <= KNOWN_LINE})
+
+    def _remember(self, found: dict[bytes, Places]) -> None:
+        self._young.update(found)
+        self._size += sum(map(len, found))
         if self._size > KNOWN_BYTES // 2:
             self._old, self._young, self._size = self._young, {}, 0
 
@@ -523,15 +508,15 @@ class PythonPrefilter:
         unique = dict.fromkeys(lines)
         places, new = self._known.split(unique)
         if new:
-            self._known.add(new, ())
+            scanned: dict[bytes, Places] = dict.fromkeys(new, ())
             text = b"\n".join(new)
             for position in self._blurred.positions(text):
                 start = text.rfind(b"\n", 0, position) + 1
                 end = text.find(b"\n", position)
                 line = text[start : end if end >= 0 else len(text)]
                 if line not in places:
-                    places[line] = self._blurred.places(line)
-                    self._known.add([line], places[line])
+                    places[line] = scanned[line] = self._blurred.places(line)
+            self._known.add(scanned)
         return [
             start
             for start, line in _line_starts(blurred, lines, [line for line in places if places[line]])
