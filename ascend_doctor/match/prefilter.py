@@ -248,9 +248,9 @@ def build_pattern(forms: Sequence[tuple[bytes, bool, int]], offsets: Offsets) ->
 
 
 class _Finder:
-    """Every form that may start at a given position, by the first three bytes of its searched
-    piece. Forms are (searched bytes, folded, key, bytes in the log): the pieces are read in the
-    text the regex scanned, which may be blurred; `_Group` checks the forms."""
+    """Every form at a given position, by the first three bytes of its searched piece. Forms
+    are (searched bytes, folded, key, bytes in the log): the searched bytes are read in the text
+    the regex scanned, which may be blurred; `_Group` checks the bytes in the log."""
 
     def __init__(self, forms: Sequence[tuple[bytes, bool, int, bytes]], offsets: Offsets) -> None:
         self.exact: dict[bytes, list[tuple[bytes, bytes, int, int]]] = {}
@@ -266,18 +266,19 @@ class _Finder:
     def at(
         self, scanned: Any, hit: int, start: int, end: int
     ) -> Iterator[tuple[int, bytes, bytes, bool, int]]:
-        """(begin, searched, data, folded, key) of every form inside [start, end) whose piece
-        starts at `hit` in `scanned`, by its head alone."""
+        """(begin, searched, data, folded, key) of every form inside [start, end) whose searched
+        bytes are in `scanned` with its piece at `hit`. A word as `module` or `support` starts
+        the pieces of dozens of forms: each is checked here, in one loop, not handed on."""
         for length in self.lengths:
             head = bytes(scanned[hit : hit + length])
-            for folded, table in (
-                (False, self.exact.get(head, ())),
-                (True, self.folded.get(head.lower(), ())),
-            ):
-                for searched, data, offset, key in table:
-                    begin = hit - offset
-                    if begin >= start and begin + len(data) <= end:
-                        yield begin, searched, data, folded, key
+            for searched, data, offset, key in self.exact.get(head, ()):
+                begin = hit - offset
+                if begin >= start and begin + len(data) <= end and scanned.startswith(searched, begin):
+                    yield begin, searched, data, False, key
+            for searched, data, offset, key in self.folded.get(head.lower(), ()):
+                begin = hit - offset
+                if begin >= start and begin + len(data) <= end and _holds(scanned, begin, searched, True):
+                    yield begin, searched, data, True, key
 
 
 def _holds(text: Any, at: int, data: bytes, folded: bool) -> bool:
@@ -350,22 +351,23 @@ class _Group:
             trie_forms = [form for form in searched if form[1] or form[0] not in anchored]
             sources = build_pattern(trie_forms, offsets)
         self.state: GroupState = (sources, offsets)
-        self.regexes = [(bytes([first]), re.compile(source)) for first, source in sources]
+        self.regexes = {first: re.compile(source) for first, source in sources}
+        self._not_first = bytes(sorted(set(range(256)) - {first for first, _source in sources}))
         self.finder = _Finder([form for form in forms if form[1] or form[0] not in anchored], offsets)
 
     def positions(self, scanned: Any) -> list[int]:
         """Where a piece of the trie or an anchored form starts in `scanned`."""
-        found = [match.start() for _first, regex in self.regexes for match in regex.finditer(scanned)]
+        found = [match.start() for regex in self.regexes.values() for match in regex.finditer(scanned)]
         for data in self.anchors:
             found.extend(_occurrences(scanned, data))
         return found
 
     def candidates(self, scanned: Any, start: int, end: int) -> Iterator[tuple[int, bytes, bytes, bool, int]]:
-        """(begin, searched, data, folded, key) of the forms whose pieces are in scanned[start:end]."""
-        for first, regex in self.regexes:
-            # a line seldom holds the first bytes of many regexes: memchr says which to run
-            if scanned.find(first, start, end) < 0:
-                continue
+        """(begin, searched, data, folded, key) of the forms whose searched bytes are in
+        scanned[start:end]."""
+        # a line holds the first bytes of few regexes: only theirs run
+        for first in set(bytes(scanned[start:end]).translate(None, self._not_first)):
+            regex = self.regexes[first]
             match = regex.search(scanned, start, end)
             while match is not None:
                 yield from self.finder.at(scanned, match.start(), start, end)
@@ -388,8 +390,7 @@ class _Group:
         that reads as `scanned` once blurred may hold `data`."""
         return [
             (begin, data, folded)
-            for begin, searched, data, folded, _key in self.candidates(scanned, 0, len(scanned))
-            if _holds(scanned, begin, searched, folded)
+            for begin, _searched, data, folded, _key in self.candidates(scanned, 0, len(scanned))
         ]
 
 
