@@ -114,3 +114,19 @@ def test_each_first_byte_of_a_group_gets_a_regex_that_starts_with_it() -> None:
             assert regex.pattern.startswith(re.escape(bytes([first])))
     assert {ord("E"), ord("7")} <= set(engine._plain.regexes)
     assert b"\x1b" in engine._plain.anchors and b"{" in engine._plain.anchors
+
+
+def test_walking_a_rare_byte_finds_the_lines_a_full_pass_finds(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The pure-Python engine walks a first byte's places with memchr until it proves common,
+    then lets the regex (or `find`) take the rest: the lines listed are the same either way,
+    for every literal of the rule base, among lines full of the bytes the literals start with."""
+    noise = "E7xXW 0x8 1000 EZ99 suppor modu 07 x8"
+    lines = [f"{noise} {literal.text} {noise}" for literal in LITERALS] + [noise] * 300
+    block = ("\n".join(lines) + "\n").encode("utf-8")
+    listed = {}
+    for hits in (0, 1, 10_000):
+        monkeypatch.setattr(prefilter, "WALK_HITS", hits)
+        found = prefilter.make_prefilter(LITERALS, "python", complete=True)
+        listed[hits] = [(start, end, keys) for start, end, keys in found.spans(block)]
+    assert listed[0] == listed[1] == listed[10_000]
+    assert [block[start:end].decode() for start, end, _keys in listed[0]] == lines[: len(LITERALS)]

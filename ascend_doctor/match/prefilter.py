@@ -2,9 +2,9 @@
 
 Two engines with one contract: `spans(block)` yields every line that holds one of the literals'
 byte forms, with the literals it holds (`keys`), or None for a line whose bytes can hide a literal
-from a byte search (see WEIRD) — the matcher then checks every literal there. The pure-Python
-engine runs `re` alternations shaped as tries, over each block's lines made unique once their
-digits are blurred, plus `bytes.find` for the few forms that start with common bytes; the
+from a byte search (see WEIRD) — the matcher then finds them in the line's clean text. The
+pure-Python engine runs `re` tries (one per first byte) over each block's lines made unique once
+their digits are blurred, plus `bytes.find` for the few forms that start with common bytes; the
 hyperscan one compiles every form into one database. Both only select lines; the rules' full
 patterns decide, so findings do not depend on the engine.
 """
@@ -12,7 +12,7 @@ patterns decide, so findings do not depend on the engine.
 from __future__ import annotations
 
 import re
-from collections.abc import Collection, Iterator, Sequence
+from collections.abc import Callable, Collection, Iterator, Sequence
 from typing import Any, Optional
 
 from ascend_doctor.errors import ConfigError
@@ -330,16 +330,63 @@ def _blurrable(data: bytes) -> bool:
     return sum(byte not in _DIGITS for byte in data) >= BLURRED_MIN
 
 
+# A regex pass costs ~0.65 ms per MB, a `find` of a few bytes ~1, even where they never occur;
+# memchr, ~0.06. So a rare byte's places are walked with memchr and checked each, up to this
+# many; past them the byte is common in this text, and the regex or `find` takes the rest.
+WALK_HITS = 64
+
+
+def _walk(
+    scanned: Any, byte: bytes, holds: Callable[[int], bool], rest: Callable[[int], Iterator[int]]
+) -> Iterator[int]:
+    """The places of `byte` in `scanned` where `holds`, up to WALK_HITS of them, then what `rest`
+    finds from the next one on."""
+    at = scanned.find(byte)
+    for _hit in range(WALK_HITS):
+        if at < 0:
+            return
+        if holds(at):
+            yield at
+        at = scanned.find(byte, at + 1)
+    if at >= 0:
+        yield from rest(at)
+
+
+def _regex_places(scanned: Any, first: int, regex: re.Pattern[bytes]) -> Iterator[int]:
+    """Where `regex`, which starts with the byte `first`, matches in `scanned` (a place inside
+    another match may be listed too)."""
+    return _walk(
+        scanned,
+        bytes([first]),
+        lambda at: regex.match(scanned, at) is not None,
+        lambda at: (match.start() for match in regex.finditer(scanned, at)),
+    )
+
+
+def _rare_places(scanned: Any, data: bytes, rare: int) -> Iterator[int]:
+    """Where `data` is in `scanned`, walked by its byte at `rare`."""
+    return (
+        at - rare
+        for at in _walk(
+            scanned,
+            data[rare : rare + 1],
+            lambda at: at >= rare and scanned.startswith(data, at - rare),
+            lambda at: (begin + rare for begin in _occurrences(scanned, data, max(at - rare, 0))),
+        )
+    )
+
+
 class _Group:
-    """Forms found by one `re` trie of their pieces, and by `bytes.find` where a piece would
-    start at a common byte (see `anchored_forms`). Each form is (searched bytes, folded, key,
-    bytes in the log): the text scanned may be blurred, the log's own bytes are checked."""
+    """Forms found by `re` tries of their pieces, one for each byte a piece starts with, and by
+    `bytes.find` where a piece would start at a common byte (see `anchored_forms`). Each form
+    is (searched bytes, folded, key, bytes in the log): the text scanned may be blurred, the
+    log's own bytes are checked."""
 
     def __init__(self, forms: Sequence[tuple[bytes, bool, int, bytes]], cached: GroupState | None) -> None:
         searched = [
             (data, fold, 0) for data, fold in dict.fromkeys((data, fold) for data, fold, _k, _o in forms)
         ]
-        # Choosing the pieces costs ~250 ms, compiling their regex ~200: a worker or a log just
+        # Choosing the pieces costs ~250 ms, compiling their regexes ~200: a worker or a log just
         # over SMALL_INPUT pays for the second only.
         sources, offsets = cached if cached is not None else ([], piece_offsets(searched))
         anchored = anchored_forms(searched, offsets)
@@ -354,12 +401,18 @@ class _Group:
         self.regexes = {first: re.compile(source) for first, source in sources}
         self._not_first = bytes(sorted(set(range(256)) - {first for first, _source in sources}))
         self.finder = _Finder([form for form in forms if form[1] or form[0] not in anchored], offsets)
+        self._rarest = {
+            data: min(range(len(data)), key=lambda at: _COMMON.get(data[at], 1)) for data in self.anchors
+        }
 
     def positions(self, scanned: Any) -> list[int]:
-        """Where a piece of the trie or an anchored form starts in `scanned`."""
-        found = [match.start() for regex in self.regexes.values() for match in regex.finditer(scanned)]
+        """Where a piece of the trie or an anchored form starts in `scanned` (a position inside
+        another piece's match may be listed too)."""
+        found: list[int] = []
+        for first, regex in self.regexes.items():
+            found.extend(_regex_places(scanned, first, regex))
         for data in self.anchors:
-            found.extend(_occurrences(scanned, data))
+            found.extend(_rare_places(scanned, data, self._rarest[data]))
         return found
 
     def candidates(self, scanned: Any, start: int, end: int) -> Iterator[tuple[int, bytes, bytes, bool, int]]:
@@ -466,7 +519,8 @@ class PythonPrefilter:
     """The pure-Python engine. Most forms are looked for in each block's lines blurred (digits
     read as 0) and made unique, so a line repeated with other numbers is scanned once; forms with
     fewer than BLURRED_MIN bytes that are not digits (codes, the one-byte markers) are looked for
-    in the block as it is. Then each line's forms are listed from its own bytes."""
+    in the block as it is. A blurred text is scanned once per run (`_KnownTexts`). Then each
+    line's forms are listed from its own bytes."""
 
     name = "python"
 
