@@ -331,8 +331,9 @@ def _blurrable(data: bytes) -> bool:
 
 
 # A regex pass costs ~0.65 ms per MB, a `find` of a few bytes ~1, even where they never occur;
-# memchr, ~0.06. So a rare byte's places are walked with memchr and checked each, up to this
-# many; past them the byte is common in this text, and the regex or `find` takes the rest.
+# memchr, ~0.06. So the places of a byte that _COMMON does not list are walked with memchr and
+# checked each, up to this many; past them the byte is common in this text after all, and the
+# regex or `find` takes the rest.
 WALK_HITS = 64
 
 
@@ -410,9 +411,16 @@ class _Group:
         another piece's match may be listed too)."""
         found: list[int] = []
         for first, regex in self.regexes.items():
-            found.extend(_regex_places(scanned, first, regex))
+            if first in _COMMON:
+                found.extend(match.start() for match in regex.finditer(scanned))
+            else:
+                found.extend(_regex_places(scanned, first, regex))
         for data in self.anchors:
-            found.extend(_rare_places(scanned, data, self._rarest[data]))
+            rare = self._rarest[data]
+            if data[rare] in _COMMON:
+                found.extend(_occurrences(scanned, data))
+            else:
+                found.extend(_rare_places(scanned, data, rare))
         return found
 
     def candidates(self, scanned: Any, start: int, end: int) -> Iterator[tuple[int, bytes, bytes, bool, int]]:
