@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from ascend_doctor.read import accelerator
 from tests.conftest import diagnose_json
 
 HOST_OOM = "[Wed Dec  4 15:32:53 2024] Out of memory: Killed process 28141 (python3) total-vm:412331000kB\n"
@@ -143,3 +144,14 @@ CPU_OOM = (
 def test_host_memory_exhausted_where_no_accelerator_shows_is_no_ascend_failure(tmp_path: Path) -> None:
     assert _top(tmp_path, CPU_OOM)["category"] == "not_ascend"
     assert _top(tmp_path, "import torch_npu\n" + CPU_OOM)["category"] == "host_out_of_memory"
+
+
+def test_a_plog_line_is_an_ascend_sign_and_an_info_line_is_not() -> None:
+    """The plog head alone shows an NPU host, however long its module name; an application's
+    `[INFO] ` lines do not, nor does `npu` inside a longer word cut at the edge of the window
+    a sign is looked for in."""
+    assert accelerator.ascend_sign(b"[ERROR] RUNTIME(31337,python3):2024-12-04-15:32:50.123 [x.cc:1] fail\n")
+    assert accelerator.ascend_sign(b"[ERROR] " + b"M" * 80 + b"(31337,python3):2024-12-04 fail\n")
+    assert not accelerator.ascend_sign(b"2024-12-04 15:32:50 [INFO] step ok\n" * 50)
+    assert not accelerator.ascend_sign(b"scanner " + b"y" * 57 + b"xnpuabc")
+    assert accelerator.ascend_sign(b"scanner " + b"y" * 57 + b"x npu abc")

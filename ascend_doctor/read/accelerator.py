@@ -53,11 +53,17 @@ NONE = "none"  # logs that show no accelerator at all
 
 
 def _first(sign: re.Pattern[bytes], data: bytes, hints: re.Pattern[bytes]) -> re.Match[bytes] | None:
-    """`sign`'s first match in `data`, looked for only around what `hints` finds in its lower case."""
+    """`sign`'s first match in `data`, looked for only around what `hints` finds in its lower case.
+    A match is confirmed in the whole of `data`: at a window's end `npu(?![a-z])` would take the
+    `npu` of `npuabc` for a word."""
     for hint in hints.finditer(data.lower()):
-        found = sign.search(data, max(0, hint.start() - CONTEXT), hint.end() + CONTEXT)
-        if found:
-            return found
+        start, end = max(0, hint.start() - CONTEXT), hint.end() + CONTEXT
+        found = sign.search(data, start, end)
+        while found:
+            confirmed = sign.match(data, found.start())
+            if confirmed:
+                return confirmed
+            found = sign.search(data, found.start() + 1, end)
     return None
 
 
