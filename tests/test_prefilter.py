@@ -85,12 +85,13 @@ def test_lines_met_in_earlier_blocks_are_listed_as_a_fresh_scan_lists_them(
     """The pure-Python engine remembers each blurred text it scanned, across blocks and files;
     a remembered text is still checked in every later line's own bytes (`python3.10` reads as
     `python3.12` blurred), and forgetting old texts or not keeping long ones changes nothing."""
-    monkeypatch.setattr(prefilter, "KNOWN_BYTES", 600)
+    monkeypatch.setattr(prefilter, "KNOWN_BYTES", 700)
+    monkeypatch.setattr(prefilter, "KNOWN_ENTRY", 0)
     monkeypatch.setattr(prefilter, "KNOWN_LINE", 40)
     literals = (Literal("python3.12", False), Literal("NPU out of memory", False))
     blocks = [
         "".join(
-            f"rank {rank} step {step} python3.{(rank * step) % 20} ok{' padded' * (step % 9)}\n"
+            f"rank {rank} python3.{(rank * step) % 20} step {step}{' padded' * (step % 9)}\n"
             f"rank {rank} NPU out of memory at step {step}\n"
             for step in range(12)
         ).encode()
@@ -100,6 +101,7 @@ def test_lines_met_in_earlier_blocks_are_listed_as_a_fresh_scan_lists_them(
     for block in blocks:
         fresh = prefilter.make_prefilter(literals, "python", complete=True)
         assert list(remembering.spans(block)) == list(fresh.spans(block))
+    assert remembering._known._old, "the young generation never filled: nothing was forgotten"
     assert any(b"python3.12" in block for block in blocks[1:])
     assert any(b"python3.10" in block for block in blocks[1:])
 
@@ -130,3 +132,17 @@ def test_walking_a_rare_byte_finds_the_lines_a_full_pass_finds(monkeypatch: pyte
         listed[hits] = [(start, end, keys) for start, end, keys in found.spans(block)]
     assert listed[0] == listed[1] == listed[10_000]
     assert [block[start:end].decode() for start, end, _keys in listed[0]] == lines[: len(LITERALS)]
+
+
+@pytest.mark.parametrize("hits", [0, 1, 3, 10_000])
+def test_a_form_walked_by_a_byte_inside_it_is_found_wherever_it_starts(
+    monkeypatch: pytest.MonkeyPatch, hits: int
+) -> None:
+    """An anchored form walked by its rarest byte (not its first) is found at the very start of
+    the text, where the byte's place minus its offset is 0, and wherever else it is, however
+    many places the walk checks before `find` takes over."""
+    monkeypatch.setattr(prefilter, "WALK_HITS", hits)
+    for text in (b"0-Q-0" + b" 0-0 Q 0-Q-0" * 3, b"Q-0-Q-0 Q0-Q-0-Q-0 Q"):
+        every = [match.start() for match in re.finditer(rb"(?=0-Q-0)", text)]
+        assert every[0] in (0, 2) and len(every) >= 3
+        assert sorted(prefilter._rare_places(text, b"0-Q-0", 2)) == every

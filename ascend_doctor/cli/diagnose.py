@@ -49,7 +49,7 @@ from ascend_doctor.watch.passthrough import PassThrough, TeeInput
 
 MAX_SKIP_NOTICES = 20
 STEP_SUMMARY_LIMIT = 1024 * 1024  # GitHub drops a step's job summary above 1 MiB
-# Read by the pure-Python prefilter (40-90 MB/s a core), this much takes a few seconds that
+# Read by the pure-Python prefilter (25-90 MB/s a core), this much takes a few seconds that
 # hyperscan would make a fraction of one: worth telling a user who did not pick an engine.
 FAST_ENGINE_HINT = 100_000_000
 

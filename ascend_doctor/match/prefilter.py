@@ -4,7 +4,8 @@ Two engines with one contract: `spans(block)` yields every line that holds one o
 byte forms, with the literals it holds (`keys`), or None for a line whose bytes can hide a literal
 from a byte search (see WEIRD) — the matcher then finds them in the line's clean text. The
 pure-Python engine runs `re` tries (one per first byte) over each block's lines made unique once
-their digits are blurred, plus `bytes.find` for the few forms that start with common bytes; the
+their digits are blurred, plus `bytes.find` for the few forms that start with common bytes and
+for the one-byte markers (rare first bytes are walked with memchr before a full pass); the
 hyperscan one compiles every form into one database. Both only select lines; the rules' full
 patterns decide, so findings do not depend on the engine.
 """
@@ -222,9 +223,9 @@ def _node_regex(node: dict[Any, Any]) -> bytes:
     return b"(?:" + b"|".join(branches) + b")"
 
 
-def build_pattern(forms: Sequence[tuple[bytes, bool, int]], offsets: Offsets) -> list[tuple[int, bytes]]:
+def build_patterns(forms: Sequence[tuple[bytes, bool, int]], offsets: Offsets) -> list[tuple[int, bytes]]:
     """(first byte, bytes regex) finding every form by its searched piece, a regex per byte a
-    piece starts with, the commonest first. Each starts with that plain byte, which `re` finds
+    piece starts with. Each starts with that plain byte, which `re` finds
     at ~1.6 GB/s; an alternation of them all would be skipped to at ~165 MB/s, and each of its
     entries costs ~1.7 times as much (see docs/performance.md)."""
     exact: dict[int, list[tuple[bytes, bytes]]] = {}
@@ -259,14 +260,12 @@ class _Finder:
             offset = offsets[searched, fold]
             table = self.folded if fold else self.exact
             table.setdefault(searched[offset : offset + 3], []).append((searched, data, offset, key))
-        # Pieces shorter than three bytes (the one-byte markers) are looked up by their length.
+        # Pieces shorter than three bytes (`İ` in UTF-8) are looked up by their length.
         heads = {len(head) for table in (self.exact, self.folded) for head in table}
         self.lengths = sorted(heads, reverse=True)
 
-    def at(
-        self, scanned: Any, hit: int, start: int, end: int
-    ) -> Iterator[tuple[int, bytes, bytes, bool, int]]:
-        """(begin, searched, data, folded, key) of every form inside [start, end) whose searched
+    def at(self, scanned: Any, hit: int, start: int, end: int) -> Iterator[tuple[int, bytes, bool, int]]:
+        """(begin, data, folded, key) of every form inside [start, end) whose searched
         bytes are in `scanned` with its piece at `hit`. A word as `module` or `support` starts
         the pieces of dozens of forms: each is checked here, in one loop, not handed on."""
         for length in self.lengths:
@@ -274,11 +273,11 @@ class _Finder:
             for searched, data, offset, key in self.exact.get(head, ()):
                 begin = hit - offset
                 if begin >= start and begin + len(data) <= end and scanned.startswith(searched, begin):
-                    yield begin, searched, data, False, key
+                    yield begin, data, False, key
             for searched, data, offset, key in self.folded.get(head.lower(), ()):
                 begin = hit - offset
                 if begin >= start and begin + len(data) <= end and _holds(scanned, begin, searched, True):
-                    yield begin, searched, data, True, key
+                    yield begin, data, True, key
 
 
 def _holds(text: Any, at: int, data: bytes, folded: bool) -> bool:
@@ -371,15 +370,16 @@ def _rare_places(scanned: Any, data: bytes, rare: int) -> Iterator[int]:
         for at in _walk(
             scanned,
             data[rare : rare + 1],
-            lambda at: at >= rare and scanned.startswith(data, at - rare),
+            lambda at: scanned.startswith(data, at - rare),  # before 0, the tail is too short
             lambda at: (begin + rare for begin in _occurrences(scanned, data, max(at - rare, 0))),
         )
     )
 
 
 class _Group:
-    """Forms found by `re` tries of their pieces, one for each byte a piece starts with, and by
-    `bytes.find` where a piece would start at a common byte (see `anchored_forms`). Each form
+    """Forms found by `re` tries of their pieces, one for each byte a piece starts with (a rare
+    byte walked with memchr first, see `_walk`), and by `bytes.find` where a piece would start
+    at a common byte or is one byte long (see `anchored_forms`). Each form
     is (searched bytes, folded, key, bytes in the log): the text scanned may be blurred, the
     log's own bytes are checked."""
 
@@ -397,7 +397,7 @@ class _Group:
                 self.anchors.setdefault(data, []).append((original, key))
         if cached is None:
             trie_forms = [form for form in searched if form[1] or form[0] not in anchored]
-            sources = build_pattern(trie_forms, offsets)
+            sources = build_patterns(trie_forms, offsets)
         self.state: GroupState = (sources, offsets)
         self.regexes = {first: re.compile(source) for first, source in sources}
         self._not_first = bytes(sorted(set(range(256)) - {first for first, _source in sources}))
@@ -423,8 +423,8 @@ class _Group:
                 found.extend(_rare_places(scanned, data, rare))
         return found
 
-    def candidates(self, scanned: Any, start: int, end: int) -> Iterator[tuple[int, bytes, bytes, bool, int]]:
-        """(begin, searched, data, folded, key) of the forms whose searched bytes are in
+    def candidates(self, scanned: Any, start: int, end: int) -> Iterator[tuple[int, bytes, bool, int]]:
+        """(begin, data, folded, key) of the forms whose searched bytes are in
         scanned[start:end]."""
         # a line holds the first bytes of few regexes: only theirs run
         for first in set(bytes(scanned[start:end]).translate(None, self._not_first)):
@@ -436,13 +436,13 @@ class _Group:
         for searched, originals in self.anchors.items():
             for at in _occurrences(scanned, searched, start, end):
                 for data, key in originals:
-                    yield at, searched, data, False, key
+                    yield at, data, False, key
 
     def hits(self, scanned: Any, block: Any, start: int, end: int) -> set[tuple[int, int]]:
         """(offset, key) of every form in block[start:end], its pieces found in `scanned`."""
         return {
             (begin, key)
-            for begin, _searched, data, folded, key in self.candidates(scanned, start, end)
+            for begin, data, folded, key in self.candidates(scanned, start, end)
             if _holds(block, begin, data, folded)
         }
 
@@ -450,15 +450,17 @@ class _Group:
         """(begin, data, folded) of every form whose searched bytes are in `scanned`: where a line
         that reads as `scanned` once blurred may hold `data`."""
         return [
-            (begin, data, folded)
-            for begin, _searched, data, folded, _key in self.candidates(scanned, 0, len(scanned))
+            (begin, data, folded) for begin, data, folded, _key in self.candidates(scanned, 0, len(scanned))
         ]
 
 
-# The blurred line texts remembered with their places, at most this many bytes of them. Of the
-# bench's plog tree, 84% of the bytes are in lines unique within their block; 37% are in texts not
-# remembered with 4 MiB, 33% with 8, 31% with 16 (RSS +14 MB with 8). The training log: 8%.
-KNOWN_BYTES = 8 << 20
+# The blurred line texts remembered with their places, at most this many bytes of them, each
+# counted with what Python spends on a bytes object and its dict entry (KNOWN_ENTRY): 4 MB of
+# 10-byte texts took 38 MB. Of the bench's plog tree, 84% of the bytes are in lines unique within
+# their block; ~33% are in texts not remembered (37% with a third less room, 31% with twice as
+# much); RSS +14 MB. The training log: 8%.
+KNOWN_BYTES = 12 << 20
+KNOWN_ENTRY = 96
 # Longer lines are scanned each time: they seldom come again, and would crowd out the rest.
 KNOWN_LINE = 4096
 # Up to this many blurred texts are looked for with `bytes.find` through the block; more, by a
@@ -518,7 +520,7 @@ class _KnownTexts:
 
     def _remember(self, found: dict[bytes, Places]) -> None:
         self._young.update(found)
-        self._size += sum(map(len, found))
+        self._size += sum(map(len, found)) + KNOWN_ENTRY * len(found)
         if self._size > KNOWN_BYTES // 2:
             self._old, self._young, self._size = self._young, {}, 0
 
