@@ -140,9 +140,12 @@ def test_a_form_walked_by_a_byte_inside_it_is_found_wherever_it_starts(
 ) -> None:
     """An anchored form walked by its rarest byte (not its first) is found at the very start of
     the text, where the byte's place minus its offset is 0, and wherever else it is, however
-    many places the walk checks before `find` takes over."""
+    many places the walk checks before `find` takes over; a byte with more places than that
+    is not walked again."""
     monkeypatch.setattr(prefilter, "WALK_HITS", hits)
     for text in (b"0-Q-0" + b" 0-0 Q 0-Q-0" * 3, b"Q-0-Q-0 Q0-Q-0-Q-0 Q"):
         every = [match.start() for match in re.finditer(rb"(?=0-Q-0)", text)]
         assert every[0] in (0, 2) and len(every) >= 3
-        assert sorted(prefilter._rare_places(text, b"0-Q-0", 2)) == every
+        common: set[int] = set()
+        assert sorted(prefilter._rare_places(text, b"0-Q-0", 2, common)) == every
+        assert common == ({ord("Q")} if hits < text.count(b"Q") else set())

@@ -330,17 +330,21 @@ def _blurrable(data: bytes) -> bool:
 
 
 # A regex pass costs ~0.65 ms per MB, a `find` of a few bytes ~1, even where they never occur;
-# memchr, ~0.06. So the places of a byte that _COMMON does not list are walked with memchr and
-# checked each, up to this many; past them the byte is common in this text after all, and the
-# regex or `find` takes the rest.
+# memchr, ~0.06. So the places of a byte not known to be common (_COMMON does not list it) are
+# walked with memchr and checked each, up to this many; past them the byte is common in these
+# logs after all: the regex or `find` takes the rest, and the next texts too.
 WALK_HITS = 64
 
 
 def _walk(
-    scanned: Any, byte: bytes, holds: Callable[[int], bool], rest: Callable[[int], Iterator[int]]
+    scanned: Any,
+    byte: bytes,
+    holds: Callable[[int], bool],
+    rest: Callable[[int], Iterator[int]],
+    common: set[int],
 ) -> Iterator[int]:
     """The places of `byte` in `scanned` where `holds`, up to WALK_HITS of them, then what `rest`
-    finds from the next one on."""
+    finds from the next one on; a byte with more places than that joins `common`."""
     at = scanned.find(byte)
     for _hit in range(WALK_HITS):
         if at < 0:
@@ -349,10 +353,11 @@ def _walk(
             yield at
         at = scanned.find(byte, at + 1)
     if at >= 0:
+        common.add(byte[0])
         yield from rest(at)
 
 
-def _regex_places(scanned: Any, first: int, regex: re.Pattern[bytes]) -> Iterator[int]:
+def _regex_places(scanned: Any, first: int, regex: re.Pattern[bytes], common: set[int]) -> Iterator[int]:
     """Where `regex`, which starts with the byte `first`, matches in `scanned` (a place inside
     another match may be listed too)."""
     return _walk(
@@ -360,10 +365,11 @@ def _regex_places(scanned: Any, first: int, regex: re.Pattern[bytes]) -> Iterato
         bytes([first]),
         lambda at: regex.match(scanned, at) is not None,
         lambda at: (match.start() for match in regex.finditer(scanned, at)),
+        common,
     )
 
 
-def _rare_places(scanned: Any, data: bytes, rare: int) -> Iterator[int]:
+def _rare_places(scanned: Any, data: bytes, rare: int, common: set[int]) -> Iterator[int]:
     """Where `data` is in `scanned`, walked by its byte at `rare`."""
     return (
         at - rare
@@ -372,6 +378,7 @@ def _rare_places(scanned: Any, data: bytes, rare: int) -> Iterator[int]:
             data[rare : rare + 1],
             lambda at: scanned.startswith(data, at - rare),  # before 0, the tail is too short
             lambda at: (begin + rare for begin in _occurrences(scanned, data, max(at - rare, 0))),
+            common,
         )
     )
 
@@ -405,22 +412,23 @@ class _Group:
         self._rarest = {
             data: min(range(len(data)), key=lambda at: _COMMON.get(data[at], 1)) for data in self.anchors
         }
+        self._common = set(_COMMON)  # the bytes walked no more (see `_walk`)
 
     def positions(self, scanned: Any) -> list[int]:
         """Where a piece of the trie or an anchored form starts in `scanned` (a position inside
         another piece's match may be listed too)."""
         found: list[int] = []
         for first, regex in self.regexes.items():
-            if first in _COMMON:
+            if first in self._common:
                 found.extend(match.start() for match in regex.finditer(scanned))
             else:
-                found.extend(_regex_places(scanned, first, regex))
+                found.extend(_regex_places(scanned, first, regex, self._common))
         for data in self.anchors:
             rare = self._rarest[data]
-            if data[rare] in _COMMON:
+            if data[rare] in self._common:
                 found.extend(_occurrences(scanned, data))
             else:
-                found.extend(_rare_places(scanned, data, rare))
+                found.extend(_rare_places(scanned, data, rare, self._common))
         return found
 
     def candidates(self, scanned: Any, start: int, end: int) -> Iterator[tuple[int, bytes, bool, int]]:
