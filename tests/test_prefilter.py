@@ -149,3 +149,4 @@ def test_a_form_walked_by_a_byte_inside_it_is_found_wherever_it_starts(
         common: set[int] = set()
         assert sorted(prefilter._rare_places(text, b"0-Q-0", 2, common)) == every
         assert common == ({ord("Q")} if hits < text.count(b"Q") else set())
+        assert sorted(prefilter._rare_places(text, b"0-Q-0", 2, {ord("Q")})) == every

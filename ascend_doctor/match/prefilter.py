@@ -344,7 +344,11 @@ def _walk(
     common: set[int],
 ) -> Iterator[int]:
     """The places of `byte` in `scanned` where `holds`, up to WALK_HITS of them, then what `rest`
-    finds from the next one on; a byte with more places than that joins `common`."""
+    finds from the next one on; a byte with more places than that joins `common`, whose bytes
+    are not walked: `rest` finds all."""
+    if byte[0] in common:
+        yield from rest(0)
+        return
     at = scanned.find(byte)
     for _hit in range(WALK_HITS):
         if at < 0:
@@ -419,16 +423,9 @@ class _Group:
         another piece's match may be listed too)."""
         found: list[int] = []
         for first, regex in self.regexes.items():
-            if first in self._common:
-                found.extend(match.start() for match in regex.finditer(scanned))
-            else:
-                found.extend(_regex_places(scanned, first, regex, self._common))
+            found.extend(_regex_places(scanned, first, regex, self._common))
         for data in self.anchors:
-            rare = self._rarest[data]
-            if data[rare] in self._common:
-                found.extend(_occurrences(scanned, data))
-            else:
-                found.extend(_rare_places(scanned, data, rare, self._common))
+            found.extend(_rare_places(scanned, data, self._rarest[data], self._common))
         return found
 
     def candidates(self, scanned: Any, start: int, end: int) -> Iterator[tuple[int, bytes, bool, int]]:
