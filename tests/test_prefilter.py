@@ -106,6 +106,42 @@ def test_lines_met_in_earlier_blocks_are_listed_as_a_fresh_scan_lists_them(
     assert any(b"python3.10" in block for block in blocks[1:])
 
 
+def test_a_long_line_scanned_in_chunks_lists_every_literal_a_whole_scan_lists(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A line over KNOWN_LINE bytes is scanned in chunks cut at CRs and spaces; a literal that
+    straddles a cut (most do here: they hold spaces, and a chunk is 16 bytes) is still found, and
+    the chunks remembered from the first block find the same ones in the second."""
+    lines = [
+        f"\rstep {key}: loss 0.{key} " * (key % 3) + f"x{'y' * (key % 7)} {literal.text} done " * 2
+        for key, literal in enumerate(LITERALS)
+    ]
+    block = ("\n".join(lines) + "\n").encode("utf-8")
+    monkeypatch.setattr(prefilter, "KNOWN_LINE", 10**9)
+    whole = list(prefilter.make_prefilter(LITERALS, "python", complete=True).spans(block))
+    monkeypatch.setattr(prefilter, "KNOWN_LINE", 40)
+    monkeypatch.setattr(prefilter, "LONG_CHUNK", 16)
+    chunked = prefilter.make_prefilter(LITERALS, "python", complete=True)
+    assert list(chunked.spans(block)) == whole
+    assert list(chunked.spans(block)) == whole
+    assert len(whole) == len(lines)
+
+
+def test_a_long_line_that_repeats_a_record_repeats_its_chunks_wherever_it_begins() -> None:
+    """Where a chunk is cut depends on the bytes there, not on where the block began: a long line
+    of one record printed over and over (a redrawn progress bar, records with no line end between
+    them) is scanned as a few chunks, each once per run."""
+    record = b"abc def 0.0000, "
+    for skip in range(len(record)):
+        text = (record * 2000)[skip:]
+        chunks = prefilter._chunks(text, 31)
+        assert len(chunks) > 10
+        assert all(text[at : at + len(chunk)] == chunk for at, chunk in chunks)
+        assert len({chunk for _at, chunk in chunks[1:-1]}) <= len(record)
+    progress = b"".join(b"\r 00%|" + b"#" * (step % 5) + b" | 00/000 [00:00<00:00]" for step in range(4000))
+    assert len({chunk for _at, chunk in prefilter._chunks(progress, 31)[1:-1]}) <= 5
+
+
 def test_each_first_byte_of_a_group_gets_a_regex_that_starts_with_it() -> None:
     """`re` finds one plain first byte at ~1.6 GB/s but skips to any byte of an alternation at a
     tenth of that: every group is scanned with one regex per byte its pieces start with."""

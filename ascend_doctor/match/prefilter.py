@@ -466,8 +466,10 @@ class _Group:
 # much); RSS +14 MB. The training log: 8%.
 KNOWN_BYTES = 12 << 20
 KNOWN_ENTRY = 96
-# Longer lines are scanned each time: they seldom come again, and would crowd out the rest.
+# Longer lines are not remembered whole: they seldom come again, and would crowd out the rest.
+# They are looked at in chunks of at least LONG_CHUNK bytes, cut at a CR or a space (see _chunks).
 KNOWN_LINE = 4096
+LONG_CHUNK = 2048
 # Up to this many blurred texts are looked for with `bytes.find` through the block; more, by a
 # walk over all its lines (a block of a million blank lines and one hit: 93 ms by the walk).
 FOUND_BY_FIND = 16
@@ -492,6 +494,27 @@ def _line_starts(blurred: bytes, lines: list[bytes], wanted: list[bytes]) -> Ite
 
 
 Places = Sequence[tuple[int, bytes, bool]]
+
+
+def _chunks(text: bytes, reach: int) -> list[tuple[int, bytes]]:
+    """(offset, bytes) of the chunks a long line is scanned in, so that a line that repeats itself
+    (a progress bar redrawn after CRs, records with no line end between them) repeats its chunks
+    and each is scanned once per run. A cut follows a CR, or else a space, at least LONG_CHUNK
+    bytes past the last cut: where it falls depends on the bytes there, not on where the block
+    began. Each chunk holds the `reach` bytes after it too, so a form that begins in a chunk
+    ends inside it."""
+    starts = [0]
+    at = LONG_CHUNK
+    while at < len(text):
+        cut = text.find(b"\r", at, at + LONG_CHUNK)
+        if cut < 0:
+            cut = text.find(b" ", at)
+        if cut < 0:
+            break
+        starts.append(cut + 1)
+        at = cut + 1 + LONG_CHUNK
+    ends = [*starts[1:], len(text)]
+    return [(start, text[start : end + reach]) for start, end in zip(starts, ends)]
 
 
 class _KnownTexts:
@@ -550,6 +573,7 @@ class PythonPrefilter:
         self._plain = _Group(plain, cached[0] if cached else None)
         self._blurred = _Group(blurred, cached[1] if cached else None) if blurred else None
         self._known = _KnownTexts()
+        self._reach = max((len(data) for data, _fold, _key, _original in blurred), default=1) - 1
 
     def serialize(self) -> PythonState:
         """What rebuilds this prefilter for the same literals without choosing its pieces again."""
@@ -576,7 +600,31 @@ class PythonPrefilter:
         blurred = block.translate(_BLUR)
         lines = blurred.split(b"\n")
         unique = dict.fromkeys(lines)
-        places, new = self._known.split(unique)
+        if max(map(len, unique)) <= KNOWN_LINE:
+            places = self._places(unique)
+        else:
+            long = {line: _chunks(line, self._reach) for line in unique if len(line) > KNOWN_LINE}
+            texts = dict.fromkeys(line for line in unique if line not in long)
+            texts.update((chunk, None) for chunks in long.values() for _at, chunk in chunks)
+            places = self._places(texts)
+            for line, chunks in long.items():
+                found = {
+                    (at + begin, data, fold)
+                    for at, chunk in chunks
+                    for begin, data, fold in places.get(chunk, ())
+                }
+                if found:
+                    places[line] = sorted(found)
+        held = [line for line, found in places.items() if found and line in unique]  # not chunks
+        return [
+            start
+            for start, line in _line_starts(blurred, lines, held)
+            if any(_holds(block, start + begin, data, folded) for begin, data, folded in places[line])
+        ]
+
+    def _places(self, texts: Collection[bytes]) -> dict[bytes, Places]:
+        """The places of the texts among `texts` that have any: remembered, or scanned now."""
+        places, new = self._known.split(texts)
         if new:
             scanned: dict[bytes, Places] = dict.fromkeys(new, ())
             text = b"\n".join(new)
@@ -587,11 +635,7 @@ class PythonPrefilter:
                 if line not in places:
                     places[line] = scanned[line] = self._blurred.places(line)
             self._known.add(scanned)
-        return [
-            start
-            for start, line in _line_starts(blurred, lines, [line for line in places if places[line]])
-            if any(_holds(block, start + begin, data, folded) for begin, data, folded in places[line])
-        ]
+        return places
 
     def hits(self, block: Any, start: int, end: int) -> list[tuple[int, int]]:
         """(offset, key) of every form that begins in [start, end) and ends there, in order."""
