@@ -24,7 +24,7 @@ from ascend_doctor.model import Rule
 
 PATTERN_TIMEOUT = 0.25
 MAX_TIMEOUTS = 5  # a pattern that runs out of time this often is not tried again in this run
-INDEX_VERSION = 13  # 13: a group of the pure-Python prefilter keeps a regex per first byte
+INDEX_VERSION = 14  # 14: the pure-Python prefilter's regexes are kept as their compiled code
 # The first bytes a matcher scans are checked line by line (every literal on every line): for a
 # small log that is cheaper than compiling or loading the prefilter. Findings are the same.
 SMALL_INPUT = 16 * 1024
