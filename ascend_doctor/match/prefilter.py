@@ -457,12 +457,10 @@ class _Group:
             if _holds(block, begin, data, folded)
         }
 
-    def places(self, scanned: bytes) -> list[tuple[int, bytes, bool]]:
-        """(begin, data, folded) of every form whose searched bytes are in `scanned`: where a line
-        that reads as `scanned` once blurred may hold `data`."""
-        return [
-            (begin, data, folded) for begin, data, folded, _key in self.candidates(scanned, 0, len(scanned))
-        ]
+    def places(self, scanned: bytes) -> list[tuple[int, bytes, bool, int]]:
+        """(begin, data, folded, key) of every form whose searched bytes are in `scanned`: where
+        a line that reads as `scanned` once blurred may hold `data`."""
+        return list(self.candidates(scanned, 0, len(scanned)))
 
 
 # The blurred line texts remembered with their places, at most this many bytes of them, each
@@ -499,7 +497,7 @@ def _line_starts(blurred: bytes, lines: list[bytes], wanted: list[bytes]) -> Ite
         offset += len(line) + 1
 
 
-Places = Sequence[tuple[int, bytes, bool]]
+Places = Sequence[tuple[int, bytes, bool, int]]  # (begin, data, folded, key) in a blurred text
 
 
 def _chunks(text: bytes, reach: int) -> list[tuple[int, bytes]]:
@@ -606,29 +604,34 @@ class PythonPrefilter:
         blurred = block.translate(_BLUR)
         lines = blurred.split(b"\n")
         unique = dict.fromkeys(lines)
-        if max(map(len, unique)) <= KNOWN_LINE:
-            places = self._places(unique)
-        else:
-            long = {line: _chunks(line, self._reach) for line in unique if len(line) > KNOWN_LINE}
-            texts = dict.fromkeys(line for line in unique if line not in long)
-            texts.update((chunk, None) for chunks in long.values() for _at, chunk in chunks)
-            places = self._places(texts)
-            for line, chunks in long.items():
-                found = {
-                    (at + begin, data, fold)
-                    for at, chunk in chunks
-                    for begin, data, fold in places.get(chunk, ())
-                }
-                if found:
-                    places[line] = sorted(found)
+        places = self._places(unique)
         held = [line for line, found in places.items() if found and line in unique]  # not chunks
         return [
             start
             for start, line in _line_starts(blurred, lines, held)
-            if any(_holds(block, start + begin, data, folded) for begin, data, folded in places[line])
+            if any(_holds(block, start + begin, data, folded) for begin, data, folded, _key in places[line])
         ]
 
     def _places(self, texts: Collection[bytes]) -> dict[bytes, Places]:
+        """The places of the blurred texts among `texts` that have any (and of the chunks of the
+        long ones): remembered, or scanned now."""
+        if max(map(len, texts), default=0) <= KNOWN_LINE:
+            return self._scanned(texts)
+        long = {text: _chunks(text, self._reach) for text in texts if len(text) > KNOWN_LINE}
+        short = dict.fromkeys(text for text in texts if text not in long)
+        short.update((chunk, None) for chunks in long.values() for _at, chunk in chunks)
+        places = self._scanned(short)
+        for text, chunks in long.items():
+            found = {
+                (at + begin, data, folded, key)
+                for at, chunk in chunks
+                for begin, data, folded, key in places.get(chunk, ())
+            }
+            if found:
+                places[text] = sorted(found)
+        return places
+
+    def _scanned(self, texts: Collection[bytes]) -> dict[bytes, Places]:
         """The places of the texts among `texts` that have any: remembered, or scanned now."""
         places, new = self._known.split(texts)
         if new:
@@ -651,9 +654,11 @@ class PythonPrefilter:
         found = self._plain.hits(block, block, start, end)
         if self._blurred is not None:
             window = bytes(block[start:end])
+            blurred = window.translate(_BLUR)
             found.update(
-                (start + at, key)
-                for at, key in self._blurred.hits(window.translate(_BLUR), window, 0, len(window))
+                (start + begin, key)
+                for begin, data, folded, key in self._places((blurred,)).get(blurred, ())
+                if _holds(window, begin, data, folded)
             )
         return found
 
