@@ -109,37 +109,56 @@ def test_lines_met_in_earlier_blocks_are_listed_as_a_fresh_scan_lists_them(
 def test_a_long_line_scanned_in_chunks_lists_every_literal_a_whole_scan_lists(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    """A line over KNOWN_LINE bytes is scanned in chunks cut at CRs and spaces; a literal that
-    straddles a cut (most do here: they hold spaces, and a chunk is 16 bytes) is still found, and
-    the chunks remembered from the first block find the same ones in the second."""
+    """A line over KNOWN_LINE bytes is scanned in chunks cut at CRs and spaces, LONG_CHUNK bytes
+    apart; a literal across a cut (most are here: each line holds one, shifted by 0 to 40 bytes,
+    and cuts fall every 16) is still found, with its key, and the chunks remembered from the first
+    pass find the same ones in the second."""
     lines = [
-        f"\rstep {key}: loss 0.{key} " * (key % 3) + f"x{'y' * (key % 7)} {literal.text} done " * 2
+        f"\rstep {key}: loss 0.{key} " * (key % 3) + f"{'y' * (key % 41)} {literal.text} done"
         for key, literal in enumerate(LITERALS)
     ]
     block = ("\n".join(lines) + "\n").encode("utf-8")
     monkeypatch.setattr(prefilter, "KNOWN_LINE", 10**9)
-    whole = list(prefilter.make_prefilter(LITERALS, "python", complete=True).spans(block))
-    monkeypatch.setattr(prefilter, "KNOWN_LINE", 40)
+    whole = prefilter.make_prefilter(LITERALS, "python", complete=True)
+    expected = list(whole.spans(block))
+    assert len(expected) == len(lines)
+    expected_hits = [whole.hits(block, start, end) for start, end, _keys in expected]
+    monkeypatch.setattr(prefilter, "KNOWN_LINE", 80)
     monkeypatch.setattr(prefilter, "LONG_CHUNK", 16)
     chunked = prefilter.make_prefilter(LITERALS, "python", complete=True)
-    assert list(chunked.spans(block)) == whole
-    assert list(chunked.spans(block)) == whole
-    assert len(whole) == len(lines)
+    for _again in range(2):
+        assert list(chunked.spans(block)) == expected
+        assert [chunked.hits(block, start, end) for start, end, _keys in expected] == expected_hits
+        assert chunked._known_chunks._young, "no chunk was remembered"
 
 
-def test_a_long_line_that_repeats_a_record_repeats_its_chunks_wherever_it_begins() -> None:
-    """Where a chunk is cut depends on the bytes there, not on where the block began: a long line
-    of one record printed over and over (a redrawn progress bar, records with no line end between
-    them) is scanned as a few chunks, each once per run."""
+def test_a_long_line_is_cut_where_its_bytes_say_and_its_chunks_overlap_by_the_reach() -> None:
+    """Each cut follows a CR or a space, at least LONG_CHUNK bytes past the last one, and each
+    chunk holds the `reach` bytes after the next cut (a form that begins in a chunk ends in it).
+    Where a cut falls depends on the bytes there, not on where the block began: a long line of one
+    record printed over and over (a redrawn progress bar, records with no line end between them)
+    is scanned as a few chunks, each once per run."""
+    reach = 31
     record = b"abc def 0.0000, "
-    for skip in range(len(record)):
-        text = (record * 2000)[skip:]
-        chunks = prefilter._chunks(text, 31)
-        assert len(chunks) > 10
-        assert all(text[at : at + len(chunk)] == chunk for at, chunk in chunks)
-        assert len({chunk for _at, chunk in chunks[1:-1]}) <= len(record)
     progress = b"".join(b"\r 00%|" + b"#" * (step % 5) + b" | 00/000 [00:00<00:00]" for step in range(4000))
-    assert len({chunk for _at, chunk in prefilter._chunks(progress, 31)[1:-1]}) <= 5
+    texts = [(record * 2000)[skip:] for skip in range(len(record))]
+    texts += [progress, progress + b"\r", b"x" * 9000, b"x" * 3000 + b" " + b"y" * 6000]
+    for text in texts:
+        chunks = prefilter._chunks(text, reach)
+        starts = [at for at, _chunk in chunks]
+        assert starts[0] == 0
+        assert all(text[at - 1 : at] in (b"\r", b" ") for at in starts[1:])
+        assert all(later - earlier > prefilter.LONG_CHUNK for earlier, later in zip(starts, starts[1:]))
+        ends = [at + len(chunk) for at, chunk in chunks]
+        assert all(end >= min(later + reach, len(text)) for end, later in zip(ends, starts[1:]))
+        assert ends[-1] == len(text)
+        assert all(chunk for _at, chunk in chunks)
+        assert all(text[at : at + len(chunk)] == chunk for at, chunk in chunks)
+    for text in texts[: len(record)]:
+        chunks = prefilter._chunks(text, reach)
+        assert len(chunks) > 10
+        assert len({chunk for _at, chunk in chunks[1:-1]}) <= len(record)
+    assert len({chunk for _at, chunk in prefilter._chunks(progress, reach)[1:-1]}) <= 5
 
 
 def test_each_first_byte_of_a_group_gets_a_regex_that_starts_with_it() -> None:

@@ -16,7 +16,7 @@ from functools import cache
 from typing import Any, NamedTuple
 
 from ascend_doctor.cache import read_cache, write_cache
-from ascend_doctor.match import literals, prefilter
+from ascend_doctor.match import compiled, literals, prefilter
 from ascend_doctor.match.literals import Literal, literal_sets
 from ascend_doctor.match.pattern_search import RulePattern
 from ascend_doctor.match.prefilter import WEIRD_TEXT, EveryLine, encodings_of, engine_name, make_prefilter
@@ -140,7 +140,7 @@ def _cache_key(rules: Sequence[Rule]) -> str:
     """The patterns, and the code that turns them into an index (edited code is a new index)."""
     text = "\x00".join("\x01".join(rule.patterns) for rule in rules)
     code = []
-    for module in (literals, prefilter, sys.modules[__name__]):
+    for module in (literals, prefilter, compiled, sys.modules[__name__]):
         stat = os.stat(module.__file__ or "")
         code.append(f"{stat.st_mtime_ns}:{stat.st_size}")
     return f"{INDEX_VERSION}\x02{code}\x02{text}"

@@ -464,16 +464,20 @@ class _Group:
 
 
 # The blurred line texts remembered with their places, at most this many bytes of them, each
-# counted with what Python spends on a bytes object and its dict entry (KNOWN_ENTRY): 4 MB of
-# 10-byte texts took 38 MB. Of the bench's plog tree, 84% of the bytes are in lines unique within
-# their block; ~33% are in texts not remembered (37% with a third less room, 31% with twice as
-# much); RSS +14 MB. The training log: 8%.
+# counted with what Python spends on a bytes object and its dict entry (KNOWN_ENTRY) and on each
+# place (KNOWN_PLACE): 4 MB of 10-byte texts took 38 MB. Of the bench's plog tree, 84% of the bytes
+# are in lines unique within their block; ~33% are in texts not remembered (37% with a third less
+# room, 31% with twice as much); RSS +14 MB. The training log: 8%.
 KNOWN_BYTES = 12 << 20
 KNOWN_ENTRY = 96
-# Longer lines are not remembered whole: they seldom come again, and would crowd out the rest.
-# They are looked at in chunks of at least LONG_CHUNK bytes, cut at a CR or a space (see _chunks).
+KNOWN_PLACE = 80
+# Longer texts are not remembered: they seldom come again, and would crowd out the rest. A longer
+# line is scanned in chunks cut at a CR or a space past LONG_CHUNK bytes (see _chunks); a chunk cut
+# at a CR has under KNOWN_LINE bytes. The chunks have a memory of their own, of CHUNK_BYTES, so
+# that a long line that never repeats does not push the lines out of theirs.
 KNOWN_LINE = 4096
-LONG_CHUNK = 2048
+LONG_CHUNK = 2000
+CHUNK_BYTES = 4 << 20
 # Up to this many blurred texts are looked for with `bytes.find` through the block; more, by a
 # walk over all its lines (a block of a million blank lines and one hit: 93 ms by the walk).
 FOUND_BY_FIND = 16
@@ -513,7 +517,7 @@ def _chunks(text: bytes, reach: int) -> list[tuple[int, bytes]]:
         cut = text.find(b"\r", at, at + LONG_CHUNK)
         if cut < 0:
             cut = text.find(b" ", at)
-        if cut < 0:
+        if not 0 <= cut < len(text) - 1:
             break
         starts.append(cut + 1)
         at = cut + 1 + LONG_CHUNK
@@ -522,14 +526,16 @@ def _chunks(text: bytes, reach: int) -> list[tuple[int, bytes]]:
 
 
 class _KnownTexts:
-    """The blurred line texts scanned so far, with their places, up to KNOWN_BYTES of them. Two
-    generations: when the young one is full it becomes the old one, and a text found there moves
-    back, so the texts a log keeps printing stay while a burst of one-off texts passes through."""
+    """Blurred texts scanned so far (lines, or the chunks of long ones), with their places, up to
+    `budget` bytes of them. Two generations: when the young one is full it becomes the old one,
+    and a text found there moves back, so the texts a log keeps printing stay while a burst of
+    one-off texts passes through."""
 
-    def __init__(self) -> None:
+    def __init__(self, budget: int) -> None:
         self._young: dict[bytes, Places] = {}
         self._old: dict[bytes, Places] = {}
         self._size = 0
+        self._budget = budget
 
     def split(self, texts: Collection[bytes]) -> tuple[dict[bytes, Places], list[bytes]]:
         """The places of the known texts among `texts` that have any, and the texts not known."""
@@ -553,7 +559,8 @@ class _KnownTexts:
     def _remember(self, found: dict[bytes, Places]) -> None:
         self._young.update(found)
         self._size += sum(map(len, found)) + KNOWN_ENTRY * len(found)
-        if self._size > KNOWN_BYTES // 2:
+        self._size += KNOWN_PLACE * sum(map(len, found.values()))
+        if self._size > self._budget // 2:
             self._old, self._young, self._size = self._young, {}, 0
 
 
@@ -561,8 +568,9 @@ class PythonPrefilter:
     """The pure-Python engine. Most forms are looked for in each block's lines blurred (digits
     read as 0) and made unique, so a line repeated with other numbers is scanned once; forms with
     fewer than BLURRED_MIN bytes that are not digits (codes, the one-byte markers) are looked for
-    in the block as it is. A blurred text is scanned once per run (`_KnownTexts`). Then each
-    line's forms are listed from its own bytes."""
+    in the block as it is. A blurred text is scanned once per run (`_KnownTexts`), a long line
+    in chunks (`_chunks`). Each candidate line's forms are its text's places that its own bytes
+    hold."""
 
     name = "python"
 
@@ -576,7 +584,8 @@ class PythonPrefilter:
                 plain.append((data, fold, key, data))
         self._plain = _Group(plain, cached[0] if cached else None)
         self._blurred = _Group(blurred, cached[1] if cached else None) if blurred else None
-        self._known = _KnownTexts()
+        self._known = _KnownTexts(KNOWN_BYTES)
+        self._known_chunks = _KnownTexts(CHUNK_BYTES)
         self._reach = max((len(data) for data, _fold, _key, _original in blurred), default=1) - 1
 
     def serialize(self) -> PythonState:
@@ -614,26 +623,27 @@ class PythonPrefilter:
 
     def _places(self, texts: Collection[bytes]) -> dict[bytes, Places]:
         """The places of the blurred texts among `texts` that have any (and of the chunks of the
-        long ones): remembered, or scanned now."""
+        long ones): remembered, or scanned now. No text holds a line end."""
         if max(map(len, texts), default=0) <= KNOWN_LINE:
-            return self._scanned(texts)
+            return self._places_in(texts, self._known)
         long = {text: _chunks(text, self._reach) for text in texts if len(text) > KNOWN_LINE}
-        short = dict.fromkeys(text for text in texts if text not in long)
-        short.update((chunk, None) for chunks in long.values() for _at, chunk in chunks)
-        places = self._scanned(short)
-        for text, chunks in long.items():
+        places = self._places_in([text for text in texts if text not in long], self._known)
+        chunks = dict.fromkeys(chunk for pieces in long.values() for _at, chunk in pieces)
+        in_chunks = self._places_in(chunks, self._known_chunks)
+        for text, pieces in long.items():
             found = {
                 (at + begin, data, folded, key)
-                for at, chunk in chunks
-                for begin, data, folded, key in places.get(chunk, ())
+                for at, chunk in pieces
+                for begin, data, folded, key in in_chunks.get(chunk, ())
             }
             if found:
                 places[text] = sorted(found)
         return places
 
-    def _scanned(self, texts: Collection[bytes]) -> dict[bytes, Places]:
-        """The places of the texts among `texts` that have any: remembered, or scanned now."""
-        places, new = self._known.split(texts)
+    def _places_in(self, texts: Collection[bytes], memory: _KnownTexts) -> dict[bytes, Places]:
+        """The places of the texts among `texts` that have any: remembered in `memory`, or found
+        by one scan of the new ones joined by line ends."""
+        places, new = memory.split(texts)
         if new:
             scanned: dict[bytes, Places] = dict.fromkeys(new, ())
             text = b"\n".join(new)
@@ -643,7 +653,7 @@ class PythonPrefilter:
                 line = text[start : end if end >= 0 else len(text)]
                 if line not in places:
                     places[line] = scanned[line] = self._blurred.places(line)
-            self._known.add(scanned)
+            memory.add(scanned)
         return places
 
     def hits(self, block: Any, start: int, end: int) -> list[tuple[int, int]]:
@@ -654,13 +664,24 @@ class PythonPrefilter:
         found = self._plain.hits(block, block, start, end)
         if self._blurred is not None:
             window = bytes(block[start:end])
-            blurred = window.translate(_BLUR)
             found.update(
                 (start + begin, key)
-                for begin, data, folded, key in self._places((blurred,)).get(blurred, ())
+                for begin, data, folded, key in self._window_places(window.translate(_BLUR))
                 if _holds(window, begin, data, folded)
             )
         return found
+
+    def _window_places(self, blurred: bytes) -> Places:
+        """The places of a window's blurred text: those remembered for it (a line `spans` has
+        just scanned, a long line's chunks), or else those found in it alone, not remembered (a
+        matched line's clean text seldom comes again)."""
+        if b"\n" not in blurred:
+            if len(blurred) > KNOWN_LINE:
+                return self._places((blurred,)).get(blurred, ())
+            places, new = self._known.split((blurred,))
+            if not new:
+                return places.get(blurred, ())
+        return self._blurred.places(blurred)
 
 
 class HyperscanPrefilter:
