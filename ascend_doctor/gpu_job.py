@@ -11,11 +11,11 @@ nor is host RAM exhausted there an Ascend failure.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
 
 from ascend_doctor.model import NOT_A_FAILURE, Finding, InputRecord, Match, Text
 from ascend_doctor.read.accelerator import GPU, NONE, WINDOWS, ascend_sign
+from ascend_doctor.regexes import regex
 
 # Findings that say CUDA is asked for where there is none: whatever the log quotes (`cuda:0` in
 # the user's code), such a job does not run on a GPU. On Windows it runs on no NPU either.
@@ -25,7 +25,7 @@ NO_GPU_HERE = ("cuda_api_on_npu", "torch_npu_not_loaded")
 NOT_HERE_EITHER = ("cuda_api_on_npu", "host_out_of_memory")
 # GPU signs that are only code asking for CUDA, not a machine that has it (nvidia-smi, a CUDA OOM):
 # beside such a finding they show no GPU.
-ASKED_FOR_CUDA = re.compile(r"CUDA_VISIBLE_DEVICES|cuda:\d|device=['\"]cuda")
+ASKED_FOR_CUDA = regex(r"CUDA_VISIBLE_DEVICES|cuda:\d|device=['\"]cuda")
 
 
 def gpu_only(records: Sequence[InputRecord], matches: Sequence[Match]) -> str:

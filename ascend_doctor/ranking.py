@@ -24,13 +24,13 @@ did not survive failed, with the quiet warnings folded into it (_completed).
 
 from __future__ import annotations
 
-import re
 from collections import Counter
 from collections.abc import Iterable, Sequence
 from typing import NamedTuple, Optional
 
 from ascend_doctor.model import PROSE, Confidence, EnvRemedy, Evidence, Finding, Kind, Match, Rule, Severity
 from ascend_doctor.read.events import remote_rank, timestamp_of
+from ascend_doctor.regexes import regex
 
 VICTIM_CATEGORIES = frozenset({"hccl_timeout"})
 # Collective timeouts outside Ascend: a GPU job's ranks waiting for the one that failed (a CUDA
@@ -41,7 +41,7 @@ CATCH_ALL_CATEGORIES = frozenset({"needs_more_evidence", "not_ascend"})
 # A run that did not fail, and the findings that fold into it there: remarks, not causes.
 FINISHED = "no_failure"
 SERVING = "outcome.server-serving"  # a server that started: what it logged before, it survived
-RAISED = re.compile(r"\s*(?:\w+\.)*\w*(?:Error|Exception)\b:")  # an exception's last line
+RAISED = regex(r"\s*(?:\w+\.)*\w*(?:Error|Exception)\b:")  # an exception's last line
 AT_EXIT = "unclean_shutdown_noise"
 BUG = "not_ascend"
 QUIET_CATEGORIES = frozenset({"benign_fallback_warning", "needs_more_evidence", "not_ascend"})
@@ -59,10 +59,10 @@ ECHO_SECONDS = 2.0
 ECHO_LINES = 40
 SYMPTOM_DISCOUNT = 0.5
 # An error code of its own on a line: a CANN code, torch_npu's ERRxxxxx, a runtime code.
-ERROR_CODE = re.compile(r"\bE[A-Z0-9]\d{4}\b|\berror code is \d+|\bERR\d{5}\b")
+ERROR_CODE = regex(r"\bE[A-Z0-9]\d{4}\b|\berror code is \d+|\bERR\d{5}\b")
 # A line that opens as a log record does (`EI0002: ...`, `[ERROR] ...`, torch_npu's `[Error]: ...`,
 # `[E ProcessGroupHCCL...`).
-LOG_RECORD = re.compile(r"\s*(?:E[A-Z0-9]\d{4}:|\[(?:E|ERROR|Error)[\] ])")
+LOG_RECORD = regex(r"\s*(?:E[A-Z0-9]\d{4}:|\[(?:E|ERROR|Error)[\] ])")
 
 
 _Position = tuple[bool, float, int, int]

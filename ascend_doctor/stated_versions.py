@@ -10,11 +10,11 @@ drivers for a CANN release, a driver whose year and release (`23.0`) is below al
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterator
 from typing import NamedTuple
 
 from ascend_doctor.model import Confidence, Evidence, Examples, Kind, Match, Rule, Severity, Text
+from ascend_doctor.regexes import regex
 
 _NAMED = r"(?:[ \t]+version)?[ \t]*"  # `torch version: 2.1.0`, `torch==2.1.0`, `torch   2.1.0` (pip list)
 _TORCH = (
@@ -98,8 +98,8 @@ class _Stated(NamedTuple):
 
 def _first(source: str, text: str) -> _Stated | None:
     """Where `source` first states a version in `text`. The patterns are compiled on first use
-    (`re` keeps them): a log that states no torch_npu never pays for the torch one."""
-    pattern = re.compile(source)
+    (and kept): a log that states no torch_npu never pays for the torch one."""
+    pattern = regex(source)
     found = pattern.search(text)
     if found is None:
         return None

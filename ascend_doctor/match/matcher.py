@@ -15,8 +15,9 @@ from collections.abc import Sequence
 from functools import cache
 from typing import Any, NamedTuple
 
+from ascend_doctor import regexes
 from ascend_doctor.cache import read_cache, write_cache
-from ascend_doctor.match import compiled, literals, prefilter
+from ascend_doctor.match import literals, prefilter
 from ascend_doctor.match.literals import Literal, literal_sets
 from ascend_doctor.match.pattern_search import RulePattern
 from ascend_doctor.match.prefilter import WEIRD_TEXT, EveryLine, encodings_of, engine_name, make_prefilter
@@ -24,7 +25,7 @@ from ascend_doctor.model import Rule
 
 PATTERN_TIMEOUT = 0.25
 MAX_TIMEOUTS = 5  # a pattern that runs out of time this often is not tried again in this run
-INDEX_VERSION = 14  # 14: the pure-Python prefilter's regexes are kept as their compiled code
+INDEX_VERSION = 15  # 15: the compiled code of a regex keeps its named groups
 # The first bytes a matcher scans are checked line by line (every literal on every line): for a
 # small log that is cheaper than compiling or loading the prefilter. Findings are the same.
 SMALL_INPUT = 16 * 1024
@@ -140,7 +141,7 @@ def _cache_key(rules: Sequence[Rule]) -> str:
     """The patterns, and the code that turns them into an index (edited code is a new index)."""
     text = "\x00".join("\x01".join(rule.patterns) for rule in rules)
     code = []
-    for module in (literals, prefilter, compiled, sys.modules[__name__]):
+    for module in (literals, prefilter, regexes, sys.modules[__name__]):
         stat = os.stat(module.__file__ or "")
         code.append(f"{stat.st_mtime_ns}:{stat.st_size}")
     return f"{INDEX_VERSION}\x02{code}\x02{text}"

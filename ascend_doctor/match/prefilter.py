@@ -17,9 +17,9 @@ from collections.abc import Callable, Collection, Iterator, Sequence
 from typing import Any, Optional
 
 from ascend_doctor.errors import ConfigError
-from ascend_doctor.match.compiled import MaybeCode, compile_with_code, rebuild
 from ascend_doctor.match.fast_engine import hyperscan_missing
 from ascend_doctor.match.literals import Literal
+from ascend_doctor.regexes import MaybeCode, compile_with_code, rebuild
 
 # Bytes after which the clean text of a line may hold a literal that its raw bytes do not: ESC
 # (a partly stripped colour code), a BOM (removed from the middle of a line), `{` (a JSON record
@@ -401,7 +401,7 @@ class _Group:
             (data, fold, 0) for data, fold in dict.fromkeys((data, fold) for data, fold, _k, _o in forms)
         ]
         # Choosing the pieces costs ~250 ms, compiling their regexes ~180: both are cached, the
-        # regexes as their compiled code (rebuilt in ~2 ms, see compiled.py).
+        # regexes as their compiled code (rebuilt in ~2 ms, see regexes.py).
         sources, offsets = cached if cached is not None else ([], piece_offsets(searched))
         anchored = anchored_forms(searched, offsets)
         self.regexes: dict[int, re.Pattern[bytes]] = {}

@@ -15,13 +15,15 @@ from __future__ import annotations
 
 import re
 
-ASCEND_SIGN = re.compile(
+from ascend_doctor.regexes import regex
+
+ASCEND_SIGN = regex(
     rb"(?i:(?<![a-z])npu|npu(?![a-z])|ascend|(?<![a-z])cann(?![a-z])|hccl|aclnn|aclrt|davinci|mindie|mindspeed)"
     rb"|\bE(?:[A-Z]\d{4}|\d{5})\b"  # a CANN error code: EL0004, EZ9999, E40021
     rb"|\[(?:ERROR|WARNING|INFO|EVENT|DEBUG)\] [A-Z_]+\(\d+,"  # a plog line: [ERROR] RUNTIME(1234,python)
     rb"|\b(?:910[ABC]\d?|310P\d?)\b"
 )
-GPU_SIGN = re.compile(
+GPU_SIGN = regex(
     rb"CUDA_VISIBLE_DEVICES|\bcuda:\d|device=['\"]cuda|CUDA out of memory|(?i:nvidia-smi)"
     rb"|NVIDIA (?:GeForce|Tesla|RTX|Quadro|TITAN|[AHLV]\d{2,3}\b)"
     rb"|\b(?:A100|H100|H200|V100|A800|H800|L40S?|RTX ?\d{4})\b"
@@ -29,17 +31,17 @@ GPU_SIGN = re.compile(
     rb"|The detected CUDA version \(\d|Cuda compilation tools, release \d"
     rb"|NCCL (?:WARN|INFO) |nccl(?:InternalError|UnhandledCudaError|SystemError)"
 )
-WINDOWS_SIGN = re.compile(rb"\b[A-Z]:\\(?:[^\\\s\"']+\\)+(?:site|dist)-packages\\")
+WINDOWS_SIGN = regex(rb"\b[A-Z]:\\(?:[^\\\s\"']+\\)+(?:site|dist)-packages\\")
 # The signs' case-insensitive pattern pieces with their lookarounds make `re` try every position:
 # ~20 ms for an input's 80 KB. Each sign is looked for only around the places an alternation of
 # its literals finds in the lower-cased bytes (1.5-5.5 ms); CONTEXT bytes either side hold any match.
 # The plog hint is the plog line's whole head: with `[INFO] ` alone, an application log printing it
 # on every line cost a search per line (3.4 ms for a 2 KB file, 34 s for a folder of 10,000).
-ASCEND_HINTS = re.compile(
+ASCEND_HINTS = regex(
     rb"(?<![a-z])npu|npu(?![a-z])|ascend|cann|hccl|aclnn|aclrt|davinci|mindie|mindspeed|910|310p|e(?:[a-z]\d{4}|\d{5})\b"
     rb"|\[(?:error|warning|info|event|debug)\] [a-z_]+\(\d+,"
 )
-GPU_HINTS = re.compile(rb"cuda|nvidia|a100|h100|h200|v100|a800|h800|l40|rtx|cublas|cudnn|nccl")
+GPU_HINTS = regex(rb"cuda|nvidia|a100|h100|h200|v100|a800|h800|l40|rtx|cublas|cudnn|nccl")
 WINDOWS_HINT = b"-packages\\"
 # A line in which the writer names Ascend as where the job will run, or says there is none yet.
 _NAMES = "(?:ascend|npu|昇腾)"
@@ -92,4 +94,4 @@ def signs(head: bytes, tail: bytes, plog: bool) -> tuple[bool, str]:
 
 
 def _without_plans(data: bytes) -> bytes:
-    return re.sub(PLANNED, b"", data)  # compiled on first use: only logs that name Ascend need it
+    return regex(PLANNED).sub(b"", data)  # compiled on first use: only logs that name Ascend need it

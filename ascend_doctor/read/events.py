@@ -7,11 +7,13 @@ import time
 from functools import lru_cache
 from typing import Any
 
-ANSI_BYTES = re.compile(rb"\x1b(?:\[[0-?]*[ -/]*[@-~]|\][^\x07\x1b\n]*(?:\x07|\x1b\\)|[@-Z\\-_])")
-ANSI = re.compile(r"\x1b(?:\[[0-?]*[ -/]*[@-~]|\][^\x07\x1b\n]*(?:\x07|\x1b\\)|[@-Z\\-_])")
+from ascend_doctor.regexes import regex
+
+ANSI_BYTES = regex(rb"\x1b(?:\[[0-?]*[ -/]*[@-~]|\][^\x07\x1b\n]*(?:\x07|\x1b\\)|[@-Z\\-_])")
+ANSI = regex(r"\x1b(?:\[[0-?]*[ -/]*[@-~]|\][^\x07\x1b\n]*(?:\x07|\x1b\\)|[@-Z\\-_])")
 # The UTC time kubectl/docker --timestamps and CI raw logs put before every line.
 _ISO_TIME = r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?Z"
-_PREFIX = re.compile(
+_PREFIX = regex(
     r"""^\s*(?:
         \[(?:rank|default)\s*(?P<r1>\d+)\](?::\s?|\s)  # [rank3]: [rank 3]: [default3]: [rank3] (a script's)
       | rank\s*(?P<r2>\d+):\s                        # rank3: (torchrun)
@@ -23,51 +25,51 @@ _PREFIX = re.compile(
     )""",
     re.VERBOSE,
 )
-_RANK_IN_LINE = re.compile(r"RankID:\s?(\d+)\)|\[Rank\s?(\d+)\]")
-_PID = re.compile(r"\[PID:\s?(\d{1,9})\]")
-_RANK_IN_PATH = re.compile(r"^(?:rank|worker)[_-]?(\d+)(?:\.[\w.]+)?$", re.IGNORECASE)
-_REMOTE_RANK = re.compile(r"remote[ _]?rank\s*(?:\[|:|=|\s)\s*(\d+)", re.IGNORECASE)
-_TIME_BYTES = re.compile(
+_RANK_IN_LINE = regex(r"RankID:\s?(\d+)\)|\[Rank\s?(\d+)\]")
+_PID = regex(r"\[PID:\s?(\d{1,9})\]")
+_RANK_IN_PATH = regex(r"^(?:rank|worker)[_-]?(\d+)(?:\.[\w.]+)?$", re.IGNORECASE)
+_REMOTE_RANK = regex(r"remote[ _]?rank\s*(?:\[|:|=|\s)\s*(\d+)", re.IGNORECASE)
+_TIME_BYTES = regex(
     rb"20\d\d-\d\d-\d\d[ T-]\d\d:\d\d:\d\d(?:[.,]\d{1,6})?(?:\.\d{3})?(?:Z|[+-]\d\d:?\d\d\b)?"
 )
-_TIME = re.compile(
+_TIME = regex(
     r"(?P<y>20\d\d)-(?P<mo>\d\d)-(?P<d>\d\d)[ T-](?P<h>\d\d):(?P<mi>\d\d):(?P<s>\d\d)"
     r"(?:[.,](?P<ms>\d{1,6}))?(?:\.(?P<us>\d{3}))?(?P<zone>Z|[+-]\d\d:?\d\d\b)?"
 )
-_PLOG = re.compile(
+_PLOG = regex(
     r"^\[(?P<level>ERROR|WARNING|INFO|DEBUG|EVENT|TRACE)\]\s+(?P<module>[A-Z][\w-]*)\(-?\d+,[^)]*\):"
 )
-_PLOG_FULL = re.compile(
+_PLOG_FULL = regex(
     r"^\[(?P<level>[A-Z]+)\]\s+(?P<module>[A-Z][\w-]*)\((?P<pid>-?\d+),(?P<pname>[^)]*)\):"
     r"(?P<time>\S+)\s+(?:\[(?P<where>[^\]]*)\])?(?P<tid>\d+)?\s*(?P<message>.*)$"
 )
 _PLOG_MATCHED_LEVELS = frozenset({"ERROR", "WARNING"})
 # A command a shell echoed (`set -x`), not output of the job: `+ grep -c EL0004 train.log` names
 # codes it only looks for.
-_SHELL_TRACE = re.compile(r"\++ \S")
+_SHELL_TRACE = regex(r"\++ \S")
 # A Python traceback's frame line; the indented line under it is the source it quotes.
-_FRAME = re.compile(r'File "[^"]*", line \d+')
+_FRAME = regex(r'File "[^"]*", line \d+')
 MAX_SEGMENT = 16 * 1024
 # Prose that names an error rather than reports it (a hint, a comment, a doc line, a command that
 # looks for a code). A line that starts like a hint or a command that looks for text:
-_HINT = re.compile(
+_HINT = regex(
     r"(?:hint|tips?|note)\s*[:：]|//|[-*]\s+[^`]*`|(?:[$#]\s*)?(?:echo|printf|grep|egrep|zgrep|rg)\s",
     re.IGNORECASE,
 )
 # A comment or a quote, and the words that make one an explanation (`# EL0004 means ...`): a `#`
 # line alone may be a heading that repeats the error (`# RuntimeError: ...`), and a `>` line the
 # error quoted in an issue.
-_COMMENT = re.compile(r"(?:#+|>)\s")
-_EXPLAINS = re.compile(
+_COMMENT = regex(r"(?:#+|>)\s")
+_EXPLAINS = regex(
     r"\b(?:means?|e\.g\.|i\.e\.|for example|if you|when you|you (?:will |may |might )?see)\b", re.IGNORECASE
 )
 # Words right before a quoted code that make it an example (`if you see 'EL0004: ...'`).
-_CUE = re.compile(
+_CUE = regex(
     r"\b(?:if you (?:see|get|hit)|when you (?:see|get|hit)|you (?:will |may |might )?see|see|seeing|means?|"
     r"e\.g\.|i\.e\.|for example|such as|like|look for|search for)[\s,:]*$",
     re.IGNORECASE,
 )
-_CONDITIONAL = re.compile(r"(?:if|when|whenever)\s", re.IGNORECASE)  # `If training stops with "EL0004..."`
+_CONDITIONAL = regex(r"(?:if|when|whenever)\s", re.IGNORECASE)  # `If training stops with "EL0004..."`
 _QUOTES = {"'": "'", '"': '"', "`": "`", "\u201c": "\u201d", "\u2018": "\u2019"}
 
 
@@ -208,8 +210,8 @@ def rank_by_process(line: str, before: bytes) -> int | None:
 # torchrun's failure summary: each failure is an entry (`[0]:`) whose `rank : 3 (local_rank: 3)` line
 # comes before its traceback; the summary ends with a rule of `=`.
 _LINE_START = rb"\n(?:" + _ISO_TIME.encode() + rb" )?"
-_SUMMARY_RANK = re.compile(_LINE_START + rb"\s*rank\s*:\s*(\d{1,7}) \(local_rank: \d+\)\s*\n")
-_SUMMARY_BREAK = re.compile(_LINE_START + rb"\s*(?:\[\d+\]:|={20})")
+_SUMMARY_RANK = regex(_LINE_START + rb"\s*rank\s*:\s*(\d{1,7}) \(local_rank: \d+\)\s*\n")
+_SUMMARY_BREAK = regex(_LINE_START + rb"\s*(?:\[\d+\]:|={20})")
 
 
 def rank_in_failure_summary(before: bytes) -> int | None:

@@ -5,14 +5,15 @@ from __future__ import annotations
 import codecs
 import io
 import os
-import re
 import stat
 import zlib
 from collections.abc import Iterator, Sequence
 from typing import Any, BinaryIO, NamedTuple
 
+from ascend_doctor.regexes import regex
+
 STDIN = "-"
-_NAME_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
+_NAME_CONTROL = regex(r"[\x00-\x1f\x7f-\x9f]")
 EMPTY_STDIN = "empty input: nothing came in on standard input"
 SNIFF = 8192
 
@@ -376,8 +377,8 @@ REPORT_SIGNATURES: tuple[tuple[bytes, tuple[tuple[bytes, ...], ...]], ...] = (
 )
 # What a text report may carry besides its text: colours (`--color -o FILE`), and the fence it is
 # written in under GitHub Actions.
-_COLOUR = re.compile(rb"\x1b\[[0-9;]*m")
-_FENCE = re.compile(rb"\A::stop-commands::\w+\n")
+_COLOUR = regex(rb"\x1b\[[0-9;]*m")
+_FENCE = regex(rb"\A::stop-commands::\w+\n")
 
 
 def report_reason(item: InputItem, first: bytes) -> str:

@@ -13,11 +13,11 @@ error ---`) is not a death, and a launcher's exception (torchrun's `ChildFailedE
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable
 
 from ascend_doctor.model import Evidence, Raised
 from ascend_doctor.read import events
+from ascend_doctor.regexes import regex
 
 TAIL = 64 * 1024  # the bytes of an input's end that are searched for its last exceptions
 MAX_RAISED = 16  # the last exceptions kept per input
@@ -25,11 +25,11 @@ MAX_MESSAGE_LINES = 30  # lines after an exception line that may still be its me
 MAX_MESSAGE = 300  # characters of an exception's message that are shown
 BARE_BYTES = 4096  # the end of a log searched for an exception line without a traceback
 
-_HEADER = re.compile(r"(?:Original )?Traceback \(most recent call last\):$")
-_FRAME = re.compile(r'\s*File "(?P<file>[^"]+)", line (?P<line>\d+)')
-_EXCEPTION = re.compile(r"(?P<name>(?:[A-Za-z_]\w*\.)*[A-Z]\w*)(?::[ \t]*(?P<message>.*))?$")
+_HEADER = regex(r"(?:Original )?Traceback \(most recent call last\):$")
+_FRAME = regex(r'\s*File "(?P<file>[^"]+)", line (?P<line>\d+)')
+_EXCEPTION = regex(r"(?P<name>(?:[A-Za-z_]\w*\.)*[A-Z]\w*)(?::[ \t]*(?P<message>.*))?$")
 # A line that ends a log and names an exception class although no traceback came before it.
-_BARE = re.compile(r"(?:[A-Za-z_]\w*\.)*[A-Z]\w*(?:Error|Exception|Interrupt|Failure|Fault):")
+_BARE = regex(r"(?:[A-Za-z_]\w*\.)*[A-Z]\w*(?:Error|Exception|Interrupt|Failure|Fault):")
 _CHAIN = ("During handling of the above exception", "The above exception was the direct cause")
 _IGNORED = ("Exception ignored in", "--- Logging error ---", "Error in atexit._run_exitfuncs")
 # What a launcher raises when a worker failed: mp.spawn, torchrun, deepspeed's runner.
@@ -45,18 +45,18 @@ WRAPPERS = frozenset(
 )
 # ... and what a serving engine raises when one of its workers failed: vLLM's executor and engine
 # core point back at the worker's own error.
-_WRAPPER_MESSAGE = re.compile(
+_WRAPPER_MESSAGE = regex(
     r"^Worker failed\b|stack trace \(?above\)? for the root cause|EngineCore encountered an issue"
 )
 # What a framework prints after any uncaught exception, whatever it was: torch_npu's exception hook
 # ends every failed run with this line (sic "applicaiton"). It says nothing the exception does not.
-_ECHO = re.compile(r"\bERR99999 UNKNOWN applica(?:ti|it)on exception")
+_ECHO = regex(r"\bERR99999 UNKNOWN applica(?:ti|it)on exception")
 # torch_npu's form for an error it can only warn about: in destructors and in the device
 # synchronisation at interpreter exit (npuSynchronizeUsedDevices), after whatever ended the job.
-_EXIT_WARNING = re.compile(r"\bNPU warning, error code is \d+")
+_EXIT_WARNING = regex(r"\bNPU warning, error code is \d+")
 # What an NPU, ACL or HCCL runtime error says of itself (not a Python error that names npu or a
 # torch_npu path): its cause is in the device's logs.
-_NPU = re.compile(
+_NPU = regex(
     r"\bNPU (?:function )?error|\bACL\b.*\berror|\bacl[A-Z]?\w*(?: api)? (?:failed|error)|\bHCCL\b.*\berror"
     r"|\bE[A-Z]\d{4}\b|\bERR\d{5}\b|error code(?: is|:|=)?\s*[1-5]\d{5}\b"
 )

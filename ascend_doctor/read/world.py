@@ -7,16 +7,14 @@ it tells which rank never joined.
 
 from __future__ import annotations
 
-import re
+from ascend_doctor.regexes import regex
 
 HEAD = 16 * 1024  # the first bytes of an input kept for its launch lines
 MAX_WORLD = 1 << 16
 
-_SIZE = re.compile(
-    rb"(?i:\b(?:dist_)?world[_ ]size|\brank_?size|Num processes)\s*[=:\[]\s*(\d{1,6})\b(?![.\d])"
-)
-_PER_NODE = re.compile(rb"(?i:nproc[_-]per[_-]node)(?:=|\s+)(\d{1,4})\b")
-_NODES = re.compile(rb"(?i:--nnodes)(?:=|\s+)(\d{1,4})\b(?![:\d])")
+_SIZE = regex(rb"(?i:\b(?:dist_)?world[_ ]size|\brank_?size|Num processes)\s*[=:\[]\s*(\d{1,6})\b(?![.\d])")
+_PER_NODE = regex(rb"(?i:nproc[_-]per[_-]node)(?:=|\s+)(\d{1,4})\b")
+_NODES = regex(rb"(?i:--nnodes)(?:=|\s+)(\d{1,4})\b(?![:\d])")
 
 
 def world_size(*texts: bytes) -> int:

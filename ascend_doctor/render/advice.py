@@ -3,15 +3,15 @@
 from __future__ import annotations
 
 import hashlib
-import re
 import shlex
 
 from ascend_doctor.model import EnvRemedy, Evidence, Finding
+from ascend_doctor.regexes import regex
 from ascend_doctor.render.base import LABELS, headline
 
-_HEX = re.compile(r"0x[0-9a-fA-F]+")
-_NUMBERS = re.compile(r"\d+")
-_SPACE = re.compile(r"\s+")
+_HEX = regex(r"0x[0-9a-fA-F]+")
+_NUMBERS = regex(r"\d+")
+_SPACE = regex(r"\s+")
 
 
 def labels(lang: str) -> dict[str, str]:

@@ -2,14 +2,14 @@
 
 from __future__ import annotations
 
-import re
 from typing import Protocol, TextIO
 
 from ascend_doctor import uncaught
 from ascend_doctor.model import NOT_A_FAILURE, Evidence, Finding, Report, Severity
 from ascend_doctor.read.events import rank_of_path
+from ascend_doctor.regexes import regex
 
-_CONTROL = re.compile(r"[\x00-\x08\x0a-\x1f\x7f-\x9f]")
+_CONTROL = regex(r"[\x00-\x08\x0a-\x1f\x7f-\x9f]")
 
 # The words of the text report; the CI formats label their lines with the same ones.
 LABELS = {

@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import json
-import re
 from typing import Any, TextIO
 
 from ascend_doctor.cluster.wire import SCHEMA_VERSION, NodeFacts
 from ascend_doctor.model import Evidence, Finding, InputRecord, Report
+from ascend_doctor.regexes import regex
 from ascend_doctor.render.advice import finding_fingerprint
 from ascend_doctor.render.base import earlier_run_note, spread, verdict
 
@@ -89,7 +89,7 @@ def report_dict(report: Report) -> dict[str, Any]:
 
 
 # A placeholder only where a key is "hits": a quote inside log text is always escaped.
-_HITS = re.compile(r'(?<="hits": )"\\u0000hits(\d+)\\u0000"')
+_HITS = regex(r'(?<="hits": )"\\u0000hits(\d+)\\u0000"')
 HITS_INDENT = " " * 8  # "inputs": [ { "hits": [ here
 
 

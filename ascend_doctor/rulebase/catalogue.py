@@ -14,6 +14,7 @@ from functools import lru_cache
 from typing import Any, NamedTuple
 
 from ascend_doctor.model import Confidence, Examples, Kind, Match, Rule, Severity, Text
+from ascend_doctor.regexes import regex
 
 # The rules of rules/catalogue.yaml: their matches carry the code in the `code` capture.
 FINDER_IDS = frozenset({"catalogue.error-code", "catalogue.numeric-code"})
@@ -22,11 +23,9 @@ CATCH_ALL = frozenset({"needs_more_evidence", "not_ascend"})
 # after an HCCL call is HCCL_E_UNAVAIL, but `errno=2` of a file open is no CANN code at all.
 SMALL = 100
 _SYSTEM_WORDS = {"HCCL": ("hccl",), "driver": ("drv", "hal", "driver", "dcmi")}
-_HINT = re.compile(r"(?i)^\s*(?:#|//|--|;)|\bhint\b|\btip:|if you see|e\.g\.|for example|such as|see also")
-_WARNING = re.compile(
-    r"\[WARNING\]|\bWARN(?:ING)?\b|\bW\d{5}\b|(?<![A-Za-z0-9_])W[0-9A-Z]\d{4}(?![A-Za-z0-9_])"
-)
-_ERROR = re.compile(r"(?i)\berror|\bfail|exception|\babort|\bE[0-9A-Z]\d{4}\b")
+_HINT = regex(r"(?i)^\s*(?:#|//|--|;)|\bhint\b|\btip:|if you see|e\.g\.|for example|such as|see also")
+_WARNING = regex(r"\[WARNING\]|\bWARN(?:ING)?\b|\bW\d{5}\b|(?<![A-Za-z0-9_])W[0-9A-Z]\d{4}(?![A-Za-z0-9_])")
+_ERROR = regex(r"(?i)\berror|\bfail|exception|\babort|\bE[0-9A-Z]\d{4}\b")
 
 
 class Entry(NamedTuple):
