@@ -3,11 +3,17 @@
 from __future__ import annotations
 
 import json
+import os
+import tempfile
 from pathlib import Path
 from typing import Any
 
 import pytest
 from click.testing import CliRunner, Result
+
+# Before the package is imported: its regexes read their cached code then, and write it at exit,
+# after the session's own cache (below) is gone; neither touches the user's cache.
+os.environ["XDG_CACHE_HOME"] = tempfile.mkdtemp(prefix="ascend-doctor-tests-")
 
 from ascend_doctor.cli.app import app
 

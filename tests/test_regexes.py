@@ -5,8 +5,11 @@ that does not fit any more is compiled again."""
 from __future__ import annotations
 
 import array
+import os
 import pickle
 import re
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -58,20 +61,22 @@ def test_the_prefilter_tries_rebuilt_from_their_cached_code_find_what_re_finds(
     [
         (r"(?P<level>[A-Z]+)\] (?P<module>\w+)\((\d+)", 0, "[ERROR] RUNTIME(1234,python)"),
         (r"^rank (\d+)$", re.MULTILINE | re.IGNORECASE, "x\nRANK 7\nrank 8"),
-        (r"\bnpu\b|昇腾", 0, "on NPU 昇腾 npu"),
-        (rb"(?i)\[(?P<level>error|info)\]", 0, b"[ERROR] [info]"),
+        (r"(?x) \b npu \b | 昇腾  # a comment", 0, "on NPU 昇腾 npu"),
+        (rb"(?i)\[(?P<level>error|info)\]", re.ASCII, b"[ERROR] [info]"),
     ],
 )
 def test_a_regex_with_groups_and_flags_is_rebuilt_as_re_compiles_it(
-    source: str, flags: int, text: str
+    source: str | bytes, flags: int, text: str | bytes, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    expected = re.compile(source, flags)
     compiled, code = regexes.compile_with_code(source, flags)
     assert code is not None
-    expected = re.compile(source, flags)
+    monkeypatch.setattr(regexes.re, "compile", _not_compiled_again)
     rebuilt = regexes.rebuild(source, code, flags)
+    monkeypatch.undo()
     for pattern in (compiled, rebuilt):
-        assert (pattern.pattern, pattern.flags, pattern.groups) == (source, expected.flags, expected.groups)
-        assert pattern.groupindex == expected.groupindex
+        assert pattern == expected  # the same source, flags and code
+        assert (pattern.groups, pattern.groupindex) == (expected.groups, expected.groupindex)
         assert [match.groups() for match in pattern.finditer(text)] == [
             match.groups() for match in expected.finditer(text)
         ]
@@ -118,6 +123,53 @@ def test_code_that_no_longer_fits_is_compiled_again() -> None:
         assert _matches(regexes.rebuild(SOURCE, broken)) == _matches(regex) != []
 
 
+@REBUILDS
+def test_a_damaged_entry_is_compiled_again_and_replaced(monkeypatch: pytest.MonkeyPatch) -> None:
+    source = r"(?P<code>E[A-Z]\d{4}) damaged in the table"
+    _pattern, good = regexes.compile_with_code(source)
+    assert good is not None
+    flags, words, groups, _names = good
+    key = (str, source, 0)
+    for damaged in ((flags, words, groups, {"code": 0}), (flags, words, 10**9, {}), ("flags",), None):
+        monkeypatch.setattr(regexes, "_table", {key: damaged})
+        monkeypatch.setattr(regexes, "_built", {})
+        monkeypatch.setattr(regexes, "_added", {})
+        assert regexes.regex(source).search("EL0004 damaged in the table").group("code") == "EL0004"
+        assert regexes._added == {key: good}
+
+
+def test_the_same_text_as_str_and_as_bytes_gives_two_patterns() -> None:
+    """`"ab"` and `b"ab"` hash alike; a run under `python -bb` would fail comparing them."""
+    assert regexes.regex("same text").pattern == "same text"
+    assert regexes.regex(b"same text").pattern == b"same text"
+    done = subprocess.run(
+        [sys.executable, "-bb", "-c", "import ascend_doctor.read.events, ascend_doctor.read.sources"],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+
+
 def test_a_pattern_re_refuses_is_refused_as_re_refuses_it() -> None:
     with pytest.raises(re.error):
         regexes.regex(r"(?P<broken")
+
+
+@pytest.mark.parametrize(("options", "written"), [((), ["regexes-", "rules-"]), (("--no-cache",), [])])
+def test_no_cache_leaves_the_cache_as_it_found_it(
+    tmp_path: Path, options: tuple[str, ...], written: list[str]
+) -> None:
+    log = tmp_path / "train.log"
+    log.write_text("EL0004: Failed to allocate memory\n")
+    done = subprocess.run(
+        [sys.executable, "-m", "ascend_doctor", "diagnose", *options, str(log), "--exit-zero"],
+        capture_output=True,
+        text=True,
+        check=False,
+        env={**os.environ, "XDG_CACHE_HOME": str(tmp_path / "cache")},
+    )
+    assert done.returncode == 0, done.stderr
+    cache = tmp_path / "cache" / "ascend-doctor"
+    found = sorted({path.name.split("-")[0] + "-" for path in cache.iterdir()}) if cache.exists() else []
+    assert [name for name in found if name in ("regexes-", "rules-")] == written

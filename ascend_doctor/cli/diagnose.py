@@ -14,6 +14,7 @@ from collections.abc import Sequence
 from contextlib import nullcontext
 from typing import Any, TextIO
 
+from ascend_doctor import regexes
 from ascend_doctor.cli.messages import reason_in, say_in
 from ascend_doctor.cli.request import COMMANDS, DiagnoseRequest
 from ascend_doctor.config import (
@@ -109,6 +110,8 @@ def run_diagnose(request: DiagnoseRequest) -> int:
     lang = request.lang or default_language()
     _refuse_a_mistyped_command(request.paths, lang)
     rulebase = load_rulebase(request.rules_dirs, use_cache=not request.no_cache)
+    if request.no_cache:
+        regexes.forget()
     targets = resolve_paths(request.paths, lang)
     items = expand(targets)
     _check_output(request.output, items, lang)

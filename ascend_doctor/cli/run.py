@@ -13,6 +13,7 @@ from typing import Any, NamedTuple
 
 import click
 
+from ascend_doctor import regexes
 from ascend_doctor.cli.diagnose import failure_code, notify_inputs, say, write_report
 from ascend_doctor.cli.options import (
     color_option,
@@ -116,6 +117,8 @@ def run_job(request: RunRequest) -> int:
     diagnosis = request.diagnosis
     require_engine(diagnosis.engine)
     rulebase = load_rulebase(diagnosis.rules_dirs, use_cache=not diagnosis.no_cache)
+    if diagnosis.no_cache:
+        regexes.forget()
     _check_files(request)
     options = ScanOptions(
         engine=diagnosis.engine,

@@ -144,7 +144,7 @@ def _cache_key(rules: Sequence[Rule]) -> str:
     for module in (literals, prefilter, regexes, sys.modules[__name__]):
         stat = os.stat(module.__file__ or "")
         code.append(f"{stat.st_mtime_ns}:{stat.st_size}")
-    return f"{INDEX_VERSION}\x02{code}\x02{text}"
+    return f"{INDEX_VERSION}\x02{regexes.CODE_FORMAT}\x02{code}\x02{text}"
 
 
 class Matcher:

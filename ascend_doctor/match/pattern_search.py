@@ -24,7 +24,7 @@ from contextlib import contextmanager
 from functools import cache
 from typing import Any
 
-from ascend_doctor.regexes import regex
+from ascend_doctor import regexes
 
 RE_BUDGET = 0.02  # CPU seconds: a busy machine does not make `re` give up
 # `re` checks for signals every few thousand steps, and a step on a long text can be long: longer
@@ -33,7 +33,7 @@ PLAIN_TEXT_MAX = 8192
 # The syntax `_plain_form` accepts, token by token: no POSIX or nested sets, set operations,
 # possessive or atomic matching, backreferences, conditionals, verbose mode, fuzzy braces or
 # escapes of characters by code, where the two modules differ or `re` has had bugs.
-_PLAIN_TOKEN = regex(
+_PLAIN_TOKEN = regexes.regex(
     r"""
       (?P<quantifier> (?: [*+?] | \{\d+(?:,\d*)?\} | \{,\d+\} ) \?? )
     | (?P<set> \[ \^? (?: \\[dswntr] | \\[^A-Za-z0-9] | [^\\\[\]] )+ \] )
@@ -55,7 +55,7 @@ _DISPUTED = (
     r"[^\x00-\x1b\x20-\x7f\u00b7\u00d7\u2010-\u2027\u2190-\u21ff\u2500-\u259f"
     r"\u3000-\u3029\u3030-\u303f\u4e00-\u9fa5\uff01-\uff3e\uff40-\uff5e\ufffd]"
 )
-_ODD_SPACE = regex("[\x1c-\x1f]")
+_ODD_SPACE = regexes.regex("[\x1c-\x1f]")
 
 _lent_to: int | None = None  # the thread whose scan holds SIGVTALRM (`alarm_clock`)
 _armed = False  # a `re` search is running under the timer
@@ -112,7 +112,7 @@ def _plain_form(source: str) -> re.Pattern[str] | None:
         after_atom = kind in ("atom", "set")
         position = token.end()
     try:
-        return regex(source)
+        return regexes.regex(source)
     except (re.error, OverflowError, RecursionError):
         return None
 
@@ -130,7 +130,7 @@ def _plain_text(text: str) -> bool:
 @cache
 def _disputed() -> re.Pattern[str]:
     """Compiled on the first line that is not ASCII: `re` takes ~3 ms to compile these ranges."""
-    return regex(_DISPUTED)
+    return regexes.regex(_DISPUTED)
 
 
 def _limited(search: Any, text: str) -> Any:
