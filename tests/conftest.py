@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import atexit
 import json
 import os
+import shutil
 import tempfile
 from pathlib import Path
 from typing import Any
@@ -12,10 +14,12 @@ import pytest
 from click.testing import CliRunner, Result
 
 # Before the package is imported: its regexes read their cached code then, and write it at exit,
-# after the session's own cache (below) is gone; neither touches the user's cache.
+# after the session's own cache (below) is gone; neither touches the user's cache. Removed after
+# that write (exit handlers run last registered first).
 os.environ["XDG_CACHE_HOME"] = tempfile.mkdtemp(prefix="ascend-doctor-tests-")
+atexit.register(shutil.rmtree, os.environ["XDG_CACHE_HOME"], ignore_errors=True)
 
-from ascend_doctor.cli.app import app
+from ascend_doctor.cli.app import app  # noqa: E402 (after the cache is set)
 
 REPO = Path(__file__).resolve().parent.parent
 FIXTURES = REPO / "fixtures"
