@@ -14,12 +14,15 @@ import pytest
 from click.testing import CliRunner, Result
 
 # Before the package is imported: its regexes read their cached code then, and write it at exit,
-# after the session's own cache (below) is gone; neither touches the user's cache. Removed after
-# that write (exit handlers run last registered first).
-os.environ["XDG_CACHE_HOME"] = tempfile.mkdtemp(prefix="ascend-doctor-tests-")
-atexit.register(shutil.rmtree, os.environ["XDG_CACHE_HOME"], ignore_errors=True)
+# after the session's own cache (below) is gone; neither touches the user's cache. Made once per
+# session (this module is imported again as `tests.conftest`, and by the scripts tests run) and
+# removed after that write (exit handlers run last registered first).
+if "ASCEND_DOCTOR_TESTS_CACHE" not in os.environ:
+    os.environ["ASCEND_DOCTOR_TESTS_CACHE"] = tempfile.mkdtemp(prefix="ascend-doctor-tests-")
+    atexit.register(shutil.rmtree, os.environ["ASCEND_DOCTOR_TESTS_CACHE"], ignore_errors=True)
+os.environ["XDG_CACHE_HOME"] = os.environ["ASCEND_DOCTOR_TESTS_CACHE"]
 
-from ascend_doctor.cli.app import app  # noqa: E402 (after the cache is set)
+from ascend_doctor.cli.app import app
 
 REPO = Path(__file__).resolve().parent.parent
 FIXTURES = REPO / "fixtures"
