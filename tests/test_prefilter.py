@@ -79,6 +79,38 @@ def test_lines_alike_but_for_their_numbers_are_each_listed_with_their_own_litera
     }
 
 
+def test_lines_alike_but_for_their_hex_are_scanned_once_and_listed_by_their_own_bytes() -> None:
+    """A plog prints pointers and cache keys that differ in every line: the pure-Python engine
+    blurs hex digits in both cases, so forty such lines are one text to scan; each line is still
+    listed only where its own bytes hold a literal, in the literal's own case unless it ignores
+    case, and a literal made of hex (`0xdeadbeef`) only where the log holds that very one."""
+    literals = (
+        Literal("failed to allocate", True),
+        Literal("bad alloc", False),
+        Literal("0xdeadbeef", False),
+    )
+    found = prefilter.make_prefilter(literals, "python", complete=True)
+    lines = [f"alloc ptr=0x{number * 7919:012x} key={number * 104729:016X} ok" for number in range(40)]
+    lines += [
+        "ptr=0xABCDEF failed to allocate memory",
+        "ptr=0x123456 FAILED TO ALLOCATE memory",
+        "ptr=0x123456 FAILED TO ALLOCATF memory",
+        "bad alloc at 0xdead",
+        "BAD ALLOC at 0xdead",
+        "code 0xdeadbeef",
+        "code 0xdeadbeee",
+    ]
+    block = ("\n".join(lines) + "\n").encode()
+    listed = {block[start:end].decode(): keys for start, end, keys in found.spans(block)}
+    assert listed == {
+        "ptr=0xABCDEF failed to allocate memory": frozenset({0}),
+        "ptr=0x123456 FAILED TO ALLOCATE memory": frozenset({0}),
+        "bad alloc at 0xdead": frozenset({1}),
+        "code 0xdeadbeef": frozenset({2}),
+    }
+    assert sum(text.endswith(b" ok") for text in found._known._young) == 1
+
+
 def test_lines_met_in_earlier_blocks_are_listed_as_a_fresh_scan_lists_them(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
