@@ -535,36 +535,47 @@ class _KnownTexts:
     one-off texts passes through."""
 
     def __init__(self, budget: int) -> None:
+        # Each generation keeps the texts with places in a dict and the many without in a set:
+        # a block's texts are then sorted by set operations, which look them up in C.
         self._young: dict[bytes, Places] = {}
+        self._young_bare: set[bytes] = set()
         self._old: dict[bytes, Places] = {}
+        self._old_bare: set[bytes] = set()
         self._size = 0
         self._budget = budget
 
     def split(self, texts: Collection[bytes]) -> tuple[dict[bytes, Places], list[bytes]]:
         """The places of the known texts among `texts` that have any, and the texts not known."""
+        rest = (texts if isinstance(texts, set) else set(texts)).difference(self._young_bare)
         young = self._young
-        places = {text: found for text in texts if (found := young.get(text))}
-        new = [text for text in texts if text not in young]
-        if not new or not self._old:
+        places = {text: young[text] for text in rest if text in young}
+        new = [text for text in rest if text not in young]
+        if not new or not (self._old or self._old_bare):
             return places, new
         old = self._old
-        back = {text: found for text in new if (found := old.get(text)) is not None}
-        if not back:
+        back = {text: old[text] for text in new if text in old}
+        back_bare = self._old_bare.intersection(new)
+        if not back and not back_bare:
             return places, new
-        self._remember(back)
-        places.update((text, found) for text, found in back.items() if found)
-        return places, [text for text in new if text not in back]
+        self._remember(back, back_bare)
+        places.update(back)
+        return places, [text for text in new if text not in back and text not in back_bare]
 
     def add(self, scanned: dict[bytes, Places]) -> None:
         """Remember texts just scanned with their places; a text over KNOWN_LINE bytes is not kept."""
-        self._remember({text: found for text, found in scanned.items() if len(text) <= KNOWN_LINE})
+        kept = [(text, found) for text, found in scanned.items() if len(text) <= KNOWN_LINE]
+        self._remember(
+            {text: found for text, found in kept if found}, [text for text, found in kept if not found]
+        )
 
-    def _remember(self, found: dict[bytes, Places]) -> None:
-        self._young.update(found)
-        self._size += sum(map(len, found)) + KNOWN_ENTRY * len(found)
-        self._size += KNOWN_PLACE * sum(map(len, found.values()))
+    def _remember(self, held: dict[bytes, Places], bare: Collection[bytes]) -> None:
+        self._young.update(held)
+        self._young_bare.update(bare)
+        self._size += sum(map(len, held)) + sum(map(len, bare)) + KNOWN_ENTRY * (len(held) + len(bare))
+        self._size += KNOWN_PLACE * sum(map(len, held.values()))
         if self._size > self._budget // 2:
-            self._old, self._young, self._size = self._young, {}, 0
+            self._old, self._old_bare = self._young, self._young_bare
+            self._young, self._young_bare, self._size = {}, set(), 0
 
 
 class PythonPrefilter:
@@ -615,7 +626,7 @@ class PythonPrefilter:
         lines all along, a plog tree the same lines in every rank's file."""
         blurred = block.translate(_BLUR)
         lines = blurred.split(b"\n")
-        unique = dict.fromkeys(lines)
+        unique = set(lines)
         places = self._places(unique)
         held = [line for line, found in places.items() if found and line in unique]  # not chunks
         return [
