@@ -638,12 +638,14 @@ class PythonPrefilter:
     def _places(self, texts: Collection[bytes]) -> dict[bytes, Places]:
         """The places of the blurred texts among `texts` that have any (and of the chunks of the
         long ones): remembered, or scanned now. No text holds a line end."""
-        if max(map(len, texts), default=0) <= KNOWN_LINE:
-            return self._places_in(texts, self._known)
-        long = {text: _chunks(text, self._reach) for text in texts if len(text) > KNOWN_LINE}
-        places = self._places_in([text for text in texts if text not in long], self._known)
+        places, new = self._known.split(texts)  # a long text is never remembered
+        long = {text: _chunks(text, self._reach) for text in new if len(text) > KNOWN_LINE}
+        places.update(self._scanned([text for text in new if text not in long] if long else new, self._known))
+        if not long:
+            return places
         chunks = dict.fromkeys(chunk for pieces in long.values() for _at, chunk in pieces)
-        in_chunks = self._places_in(chunks, self._known_chunks)
+        in_chunks, new_chunks = self._known_chunks.split(chunks)
+        in_chunks.update(self._scanned(new_chunks, self._known_chunks))
         for text, pieces in long.items():
             found = {
                 (at + begin, data, folded, key)
@@ -654,20 +656,21 @@ class PythonPrefilter:
                 places[text] = sorted(found)
         return places
 
-    def _places_in(self, texts: Collection[bytes], memory: _KnownTexts) -> dict[bytes, Places]:
-        """The places of the texts among `texts` that have any: remembered in `memory`, or found
-        by one scan of the new ones joined by line ends."""
-        places, new = memory.split(texts)
-        if new:
-            scanned: dict[bytes, Places] = dict.fromkeys(new, ())
-            text = b"\n".join(new)
-            for position in self._blurred.positions(text):
-                start = text.rfind(b"\n", 0, position) + 1
-                end = text.find(b"\n", position)
-                line = text[start : end if end >= 0 else len(text)]
-                if line not in places:
-                    places[line] = scanned[line] = self._blurred.places(line)
-            memory.add(scanned)
+    def _scanned(self, new: list[bytes], memory: _KnownTexts) -> dict[bytes, Places]:
+        """The places of the texts among `new` (not known to `memory`) that have any, found by
+        one scan of them joined by line ends; all of them are remembered."""
+        if not new:
+            return {}
+        places: dict[bytes, Places] = {}
+        scanned: dict[bytes, Places] = dict.fromkeys(new, ())
+        text = b"\n".join(new)
+        for position in self._blurred.positions(text):
+            start = text.rfind(b"\n", 0, position) + 1
+            end = text.find(b"\n", position)
+            line = text[start : end if end >= 0 else len(text)]
+            if line not in places:
+                places[line] = scanned[line] = self._blurred.places(line)
+        memory.add(scanned)
         return places
 
     def hits(self, block: Any, start: int, end: int) -> list[tuple[int, int]]:
