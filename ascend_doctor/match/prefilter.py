@@ -467,7 +467,7 @@ class _Group:
 
 
 # The blurred line texts remembered with their places, at most this many bytes of them, each
-# counted with what Python spends on a bytes object and its dict entry (KNOWN_ENTRY) and on each
+# counted with what Python spends on a bytes object and its dict or set entry (KNOWN_ENTRY) and on each
 # place (KNOWN_PLACE): 4 MB of 10-byte texts took 38 MB. Of the bench's plog tree (its first 300
 # MB), 65% of the bytes are in lines unique within their block; 3.9% are in texts not remembered
 # (6.6% with a third less room, 16% with a third as much); RSS +14 MB. The training log: 8%.
