@@ -133,7 +133,9 @@ def test_lines_met_in_earlier_blocks_are_listed_as_a_fresh_scan_lists_them(
     for block in blocks:
         fresh = prefilter.make_prefilter(literals, "python", complete=True)
         assert list(remembering.spans(block)) == list(fresh.spans(block))
-    assert remembering._known._old or remembering._known._old_bare, "the young generation never filled: nothing was forgotten"
+    assert remembering._known._old or remembering._known._old_bare, (
+        "the young generation never filled: nothing was forgotten"
+    )
     assert any(b"python3.12" in block for block in blocks[1:])
     assert any(b"python3.10" in block for block in blocks[1:])
 
