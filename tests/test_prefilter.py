@@ -111,6 +111,19 @@ def test_lines_alike_but_for_their_hex_are_scanned_once_and_listed_by_their_own_
     assert sum(text.endswith(b" ok") for text in found._known._young_bare) == 1
 
 
+def test_a_literal_mostly_of_hex_is_not_searched_from_a_hex_digit() -> None:
+    """Blurred, nearly half of a log's bytes read as 0: a literal made of hex digits and spaces is
+    searched from a space, not from a 0 that would start a search at every digit, and is found."""
+    literal = Literal("a1 e2 c3", False)
+    engine = prefilter.make_prefilter((literal,), "python", complete=True)
+    group = engine._blurred
+    assert ord("0") not in group.regexes
+    assert all(data[group._rarest[data]] != ord("0") for data in group.anchors)
+    lines = [f"ptr=0x{number * 7919:012x} ok" for number in range(20)] + ["id a1 e2 c3 done", "id a1 e2 c4"]
+    block = ("\n".join(lines) + "\n").encode()
+    assert [block[start:end] for start, end, _keys in engine.spans(block)] == [b"id a1 e2 c3 done"]
+
+
 def test_lines_met_in_earlier_blocks_are_listed_as_a_fresh_scan_lists_them(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
