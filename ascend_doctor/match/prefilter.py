@@ -41,9 +41,8 @@ _COMMON = {
     **dict.fromkeys(b" ", 131),
     **dict(
         zip(
-            b"0e214:at-insr.3o8p56l9,c7md=[]guhk|/NFIOby_BEf()GUvz",
+            b"e214:at-insr.3o8p56l9,c7md=[]guhk|/NFIOby_BEf()GUvz",
             (
-                51,
                 42,
                 41,
                 34,
