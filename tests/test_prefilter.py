@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import re
+from typing import Any
 
 import pytest
 
@@ -55,6 +56,12 @@ def test_a_common_byte_that_few_exact_forms_need_is_not_a_trie_entry() -> None:
     ]
 
 
+def _listed(found: Any, lines: list[str]) -> dict[str, frozenset[int] | None]:
+    """Each line the prefilter lists in a block of `lines`, with its keys."""
+    block = ("\n".join(lines) + "\n").encode()
+    return {block[start:end].decode(): keys for start, end, keys in found.spans(block)}
+
+
 def test_lines_alike_but_for_their_numbers_are_each_listed_with_their_own_literals() -> None:
     """The pure-Python engine scans each line once whatever its numbers (blurred), then lists
     every line of the block with the literals its own bytes hold; a code that is all digits is
@@ -68,9 +75,7 @@ def test_lines_alike_but_for_their_numbers_are_each_listed_with_their_own_litera
         "step 7 NPU out of memory",
         "step 8 NPU out of memory",
     ]
-    block = ("\n".join(lines) + "\n").encode()
-    listed = {block[start:end].decode(): keys for start, end, keys in found.spans(block)}
-    assert listed == {
+    assert _listed(found, lines) == {
         "step 12 python3.12 ok": frozenset({0}),
         "step 32 python3.12 ok": frozenset({0}),
         "error code 507011": frozenset({1}),
@@ -100,9 +105,7 @@ def test_lines_alike_but_for_their_hex_are_scanned_once_and_listed_by_their_own_
         "code 0xdeadbeef",
         "code 0xdeadbeee",
     ]
-    block = ("\n".join(lines) + "\n").encode()
-    listed = {block[start:end].decode(): keys for start, end, keys in found.spans(block)}
-    assert listed == {
+    assert _listed(found, lines) == {
         "ptr=0xABCDEF failed to allocate memory": frozenset({0}),
         "ptr=0x123456 FAILED TO ALLOCATE memory": frozenset({0}),
         "bad alloc at 0xdead": frozenset({1}),
