@@ -248,8 +248,29 @@ def build_patterns(forms: Sequence[tuple[bytes, bool, int]], offsets: Offsets) -
         if first in folded:
             parts.append(b"(?i:" + _node_regex(_trie(folded[first])) + b")")
         body = parts[0] if len(parts) == 1 else b"(?:" + b"|".join(parts) + b")"
-        regexes.append((first, re.escape(bytes([first])) + body))
+        rests = [rest for rest, _form in exact.get(first, [])]
+        folded_rests = [rest for rest, _form in folded.get(first, [])]
+        regexes.append((first, re.escape(bytes([first])) + _next_bytes(rests, folded_rests) + body))
     return regexes
+
+
+def _next_bytes(exact: Sequence[bytes], folded: Sequence[bytes]) -> bytes:
+    """A lookahead for the bytes that can follow a trie's first byte (the next two, where every
+    piece has them). At each place of its first byte `re` enters the trie, and there tries the
+    branches one by one: a class rejects a place at once. The plog tree's `E` (in `GE(`, `DEBUG`,
+    `TEFUSION`) never starts a code (`E[0-9A-Z][0-9]`); the lookahead took the regex from 1.65 to
+    1.04 ms per MB, where a pass that matches nothing takes 0.69."""
+    rests = [(rest, False) for rest in exact] + [(rest, True) for rest in folded]
+    depth = min(min(len(rest) for rest, _fold in rests), 2)
+    classes: list[bytes] = []
+    for at in range(depth):
+        allowed: set[int] = set()
+        for rest, fold in rests:
+            allowed |= _cases(rest[at]) if fold else {rest[at]}
+        if len(allowed) == 1 and not classes:
+            return b""  # the trie goes on with one byte: `re` reads it as part of its prefix
+        classes.append(b"[" + b"".join(re.escape(bytes([byte])) for byte in sorted(allowed)) + b"]")
+    return b"(?=" + b"".join(classes) + b")" if classes else b""
 
 
 class _Finder:
