@@ -41,6 +41,8 @@ def _sound(pattern: str, text: str) -> None:
         (r"\bdtype (?P<dtype>DT_[A-Z0-9_]+)\b[^\n]{0,120}?\bnot support", {"dtype DT_"}),
         (r"(?P<op>\w+Operation)(?:_\d+)? (?i:infer ?shape) fail", {"infershape", "infer shape"}),
         (r"\d+ of (\w+) failed to allocate memory", {" failed to allocate memory"}),
+        # A number is in every line of a log, far more than a word of about its length.
+        (r"\baclop\w+[^\n]{0,80}?ret\s*100024\b", {"aclop"}),
     ],
 )
 def test_classes_and_alternations_are_spelled_out(pattern: str, expected: set[str]) -> None:

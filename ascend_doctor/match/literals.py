@@ -110,6 +110,11 @@ def _wrap_safe(literal: Literal) -> tuple[Literal, ...]:
 # the same length (`dtype DT_`): its length counts this much when literals are compared. A torch_npu
 # warning repeated on every step made `not support` select 84,000 lines of the bench's 1 GB log.
 PROSE_WEIGHT = 0.75
+# A number is in more lines still: every line has a time, most a pid, a plog line a dozen numbers
+# and pointers. A code as `100024` is found by a byte search through every line (see
+# prefilter.BLURRED_MIN): 1.0 ms per MB of the bench's plog tree, where `aclop`, which the same
+# pattern needs, is looked for only in the lines new to the run.
+NUMBER_WEIGHT = 0.5
 
 
 def _score(alternatives: _Alternatives) -> int:
@@ -117,7 +122,13 @@ def _score(alternatives: _Alternatives) -> int:
 
 
 def _specificity(alternatives: _Alternatives) -> float:
-    return min(len(literal.text) * (PROSE_WEIGHT if _prose(literal.text) else 1) for literal in alternatives)
+    return min(len(literal.text) * _weight(literal.text) for literal in alternatives)
+
+
+def _weight(text: str) -> float:
+    if text.isdigit():
+        return NUMBER_WEIGHT
+    return PROSE_WEIGHT if _prose(text) else 1
 
 
 def _prose(text: str) -> bool:
