@@ -180,6 +180,20 @@ def test_a_plain_word_literal_is_common_when_other_rules_lines_hold_it(
     assert (f"common-literal: patterns[0] is looked for by '{word}'" in result.stderr) is warned
 
 
+def test_a_common_word_before_a_code_is_not_warned_about(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A line holding the word is passed over unless it holds the code too: no cost to warn of."""
+    from ascend_doctor.match import selfcheck
+
+    monkeypatch.setattr(selfcheck, "_clock", lambda: 0.0)
+    text = GOOD_RULE.replace("'ShardIndexCorrupt: (?P<shard>[\\w-]+)'", "'\\bgraph\\b\\s*507999\\b'")
+    text = text.replace("ShardIndexCorrupt: part-0007", "graph 507999")
+    result = run_cli("rules", "test", str(rules_dir(tmp_path, text)))
+    assert result.exit_code == 0, result.stdout
+    assert "common-literal" not in result.stderr
+
+
 def test_duplicate_id_names_both_places(tmp_path: Path) -> None:
     directory = rules_dir(tmp_path, GOOD_RULE)
     (directory / "zz.yaml").write_text(GOOD_RULE, encoding="utf-8")

@@ -56,15 +56,22 @@ def common_literal(pattern: str, seen_elsewhere: Callable[[str], bool] = lambda 
     """A prefilter literal of `pattern` so common in logs that most lines holding it are not this
     failure (each such line costs a look): shorter than 5 characters, a number shorter than 6, or one plain
     word ('failed', 'Warning', ' graph ') that `seen_elsewhere` finds in the lines of other failures too
-    (by default every plain word counts). None when every literal is specific enough."""
-    for literal in required_literals(pattern) or ():
-        core = literal.text.strip()
-        plain_word = core.isalpha() and core.isascii() and (core.islower() or core[1:].islower())
-        if len(core) < 5 or (core.isdigit() and len(core) < 6):
-            return literal.text
-        if plain_word and len(core) <= 12 and seen_elsewhere(core):
-            return literal.text
-    return None
+    (by default every plain word counts). None when every literal is specific enough, or when the
+    pattern also needs one of a set of specific literals (`error code` before `507011`): a line
+    without that set is passed over by a byte check (`Matcher.worth`), not matched."""
+    prefilter, others = literal_sets(pattern)
+    common = next((lit.text for lit in prefilter or () if _common(lit.text, seen_elsewhere)), None)
+    if common is None or any(not any(_common(lit.text, seen_elsewhere) for lit in need) for need in others):
+        return None
+    return common
+
+
+def _common(text: str, seen_elsewhere: Callable[[str], bool]) -> bool:
+    core = text.strip()
+    if len(core) < 5 or (core.isdigit() and len(core) < 6):
+        return True
+    plain_word = core.isalpha() and core.isascii() and (core.islower() or core[1:].islower())
+    return plain_word and len(core) <= 12 and seen_elsewhere(core)
 
 
 def literal_sets(pattern: str) -> tuple[_Alternatives | None, tuple[_Alternatives, ...]]:
