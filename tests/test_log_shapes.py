@@ -128,6 +128,22 @@ def test_message_hard_wrapped_across_lines(tmp_path: Path, expected: list, width
 
 
 @pytest.mark.parametrize(
+    ("text", "line"),
+    [
+        ("Stream synchronize failed, error code is\n507035\n", 1),  # the words' line joins the next
+        ("Stream synchronize failed, error code is 507035\n", 1),
+        ("rtStreamSynchronize failed, ret: 507035\n", 1),
+    ],
+    ids=["wrapped after its words", "whole", "after ret"],
+)
+def test_a_code_after_its_words_is_found_where_they_are(tmp_path: Path, text: str, line: int) -> None:
+    padding = "".join(f"step {step}: loss 2.{step}\n" for step in range(2000))  # past the small-log path
+    report = diagnose_bytes(tmp_path, (padding + text).encode())
+    found = {rule: lines for rule, lines, _ in findings(report)}
+    assert found["runtime.vector-core-exception-507035"] == [2000 + line]
+
+
+@pytest.mark.parametrize(
     ("name", "compress"),
     [("train.log.gz", gzip.compress), ("train.log.bz2", bz2.compress), ("train.log.xz", lzma.compress)],
 )

@@ -133,8 +133,8 @@ def _specificity(alternatives: _Alternatives) -> float:
 
 
 def _weight(text: str) -> float:
-    if text.isdigit():
-        return NUMBER_WEIGHT
+    if any(char.isdigit() for char in text) and not any(char.isalpha() for char in text):
+        return NUMBER_WEIGHT  # `507011`, `=507011`: the bytes around a number are as common
     return PROSE_WEIGHT if _prose(text) else 1
 
 
