@@ -1,7 +1,8 @@
 """Versions a log states that do not fit together, as findings: no single line shows them.
 
 Issue reports paste their environment at the top (`pip list`, `torch_npu version: ...`, the
-`npu-smi info` header, `CANN 8.0.RC2`). Two of those lines, compared, can be the whole answer: a
+`npu-smi info` header, `CANN 8.0.RC2`, the toolkit's `version.cfg` or
+`ascend_toolkit_install.info`). Two of those lines, compared, can be the whole answer: a
 torch_npu wheel is built for the torch release of the same X.Y.Z, and a driver a year older than
 the one a CANN release ships with does not run it. Only an input's first bytes are read (the
 scanner keeps them), and only these two pairs are judged: where the compatibility table lists
@@ -22,9 +23,16 @@ _TORCH = (
     rf"|(?i:\b(?:torch|pytorch){_NAMED}(?:==|:|=)[ \t]*v?(\d+\.\d+\.\d+))"
 )
 _TORCH_NPU = rf"(?i)\btorch[-_]npu{_NAMED}(?:==|:|=|[ \t])[ \t]*v?(\d+\.\d+\.\d+[\w.+]*)"
+_CANN_RELEASE = r"(\d{1,2}\.\d\.(?:RC\d+|\d+)(?:\.alpha\d+|\.beta\d+)?)"
 _CANN = (
-    r"(?i)\b(?:CANN|ascend[-_ ]?toolkit|cann[-_]toolkit)(?:[ \t]+version)?[ \t]*[:=/_ ][ \t]*v?"
-    r"(\d{1,2}\.\d\.(?:RC\d+|\d+)(?:\.alpha\d+|\.beta\d+)?)"
+    r"(?im)\b(?:CANN|ascend[-_ ]?toolkit|cann[-_]toolkit)(?:[ \t]+version)?[ \t]*[:=/_ ][ \t]*v?"
+    + _CANN_RELEASE
+    # the toolkit's version.cfg pairs a component's inner build with the release
+    + r"|^[ \t]*(?:runtime|compiler|toolkit)_running_version=\[[\w.]+:"
+    + _CANN_RELEASE
+    # ascend_toolkit_install.info, which vllm-ascend's issue template and collect_env print
+    + r"|\bpackage_name=Ascend-cann-toolkit[ \t]*\r?\n[ \t]*version=v?"
+    + _CANN_RELEASE
 )
 _DRIVER = (
     r"(?i)(?:npu-smi[ \t]+\S+[ \t]+Version:[ \t]*|\bdriver(?:[ \t]+version)?[ \t]*[:=][ \t]*"
