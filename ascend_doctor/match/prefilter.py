@@ -126,13 +126,14 @@ def literal_forms(literals: Sequence[Literal]) -> list[tuple[bytes, bool, int]]:
     return forms
 
 
-def _cases(byte: int) -> set[int]:
-    """The byte and, for an ASCII letter, its other case (what `(?i)` on bytes folds)."""
-    return {byte | 32, byte & ~32} if chr(byte).isascii() and chr(byte).isalpha() else {byte}
+def _cases(byte: int, folded: bool) -> set[int]:
+    """The byte and, when `folded` and it is an ASCII letter, its other case (what `(?i)` on bytes
+    folds)."""
+    return {byte | 32, byte & ~32} if folded and chr(byte).isascii() and chr(byte).isalpha() else {byte}
 
 
 def _cost(byte: int, folded: bool) -> int:
-    return sum(_COMMON.get(each, 1) for each in (_cases(byte) if folded else {byte}))
+    return sum(_COMMON.get(each, 1) for each in _cases(byte, folded))
 
 
 Offsets = dict[tuple[bytes, bool], int]
@@ -156,8 +157,7 @@ def piece_offsets(forms: Sequence[tuple[bytes, bool, int]]) -> Offsets:
         last = max(0, len(data) - SUBKEY_MIN)
         # (own cost, offset, the byte values a piece starting there begins with)
         starts = [
-            (_cost(data[index], folded), index, _cases(data[index]) if folded else {data[index]})
-            for index in range(last + 1)
+            (_cost(data[index], folded), index, _cases(data[index], folded)) for index in range(last + 1)
         ]
         choices.append((-min(starts)[0], data, folded, starts))
     choices.sort(key=lambda choice: choice[0])
@@ -189,7 +189,7 @@ def _give_up(byte: int, chosen: set[int], offsets: Offsets, starts_of: Starts) -
     moves: Offsets = {}
     stay: set[bytes] = set()
     for (data, folded), index in offsets.items():
-        if byte not in (_cases(data[index]) if folded else {data[index]}):
+        if byte not in _cases(data[index], folded):
             continue
         free = [(own, at) for own, at, first in starts_of[data, folded] if first <= rest]
         if free:
@@ -236,7 +236,7 @@ def build_patterns(forms: Sequence[tuple[bytes, bool, int]], offsets: Offsets) -
     folded: dict[int, list[tuple[bytes, bytes]]] = {}
     for data, fold, _key in forms:
         piece = data[offsets[data, fold] :]
-        for first in _cases(piece[0]) if fold else (piece[0],):
+        for first in _cases(piece[0], fold):
             (folded if fold else exact).setdefault(first, []).append(
                 (piece[1:], data if offsets[data, fold] else b"")
             )
@@ -266,7 +266,7 @@ def _next_bytes(exact: Sequence[bytes], folded: Sequence[bytes]) -> bytes:
     for at in range(depth):
         allowed: set[int] = set()
         for rest, fold in rests:
-            allowed |= _cases(rest[at]) if fold else {rest[at]}
+            allowed |= _cases(rest[at], fold)
         if len(allowed) == 1 and not classes:
             return b""  # the trie goes on with one byte: `re` reads it as part of its prefix
         classes.append(b"[" + b"".join(re.escape(bytes([byte])) for byte in sorted(allowed)) + b"]")
@@ -330,7 +330,7 @@ def anchored_forms(forms: Sequence[tuple[bytes, bool, int]], offsets: Offsets) -
     groups: dict[int, list[tuple[bytes, bool]]] = {}
     for data, fold, _key in forms:
         first = data[offsets[data, fold]]
-        for each in _cases(first) if fold else (first,):
+        for each in _cases(first, fold):
             groups.setdefault(each, []).append((data, fold))
     anchored: set[bytes] = set()
     for first, members in groups.items():
