@@ -50,3 +50,12 @@ def diagnose_json(*args: str, stdin: str | bytes | None = None) -> tuple[dict[st
 def _isolated_cache(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> None:
     """Each test session gets its own rule cache, so a stale one never hides a broken rule."""
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path_factory.getbasetemp() / "cache"))
+
+
+@pytest.fixture
+def stopped_clock(monkeypatch: pytest.MonkeyPatch) -> None:
+    """`rules test` times each example and warns of a slow one: with its clock stopped, a busy
+    machine cannot make an example look slow."""
+    from ascend_doctor.match import selfcheck
+
+    monkeypatch.setattr(selfcheck, "_clock", lambda: 0.0)

@@ -333,10 +333,8 @@ def test_rules_test_warns_about_a_pattern_slow_on_its_own_example(tmp_path: Path
     assert "slow" in warning[0] and "no_match[0]" in warning[0] and "time limit" in warning[0], warning
 
 
-def test_rules_test_is_quiet_about_a_fast_pattern(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from ascend_doctor.match import selfcheck
-
-    monkeypatch.setattr(selfcheck, "_clock", lambda: 0.0)  # a busy machine must not make it slow
+@pytest.mark.usefixtures("stopped_clock")
+def test_rules_test_is_quiet_about_a_fast_pattern(tmp_path: Path) -> None:
     directory = rules_dir(tmp_path, user_rule("ShardError: (a+)+$", "ShardError: aaaa", HOSTILE_SHARD))
     result = run_cli("rules", "test", str(directory))
     assert result.exit_code == 0, result.stdout

@@ -153,26 +153,22 @@ def test_every_problem_of_every_rule_file_is_reported_at_once_with_its_line(tmp_
     assert lines[5:] == ["5 problems in 2 rule files"]
 
 
-def test_rules_test_of_the_bundled_rules_warns_about_nothing(monkeypatch: pytest.MonkeyPatch) -> None:
+@pytest.mark.usefixtures("stopped_clock")
+def test_rules_test_of_the_bundled_rules_warns_about_nothing() -> None:
     """A clean install's own rules pass without a warning (slowness aside: that is timing, the clock
     is stopped here)."""
-    from ascend_doctor.match import selfcheck
-
-    monkeypatch.setattr(selfcheck, "_clock", lambda: 0.0)
     result = run_cli("rules", "test")
     assert result.exit_code == 0
     assert result.stderr == ""
 
 
+@pytest.mark.usefixtures("stopped_clock")
 @pytest.mark.parametrize(
     ("word", "warned"), [("graph", True), ("shardfault", False)], ids=["of many logs", "of this failure only"]
 )
 def test_a_plain_word_literal_is_common_when_other_rules_lines_hold_it(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, word: str, warned: bool
+    tmp_path: Path, word: str, warned: bool
 ) -> None:
-    from ascend_doctor.match import selfcheck
-
-    monkeypatch.setattr(selfcheck, "_clock", lambda: 0.0)
     text = GOOD_RULE.replace("'ShardIndexCorrupt: (?P<shard>[\\w-]+)'", f"'\\b{word}\\b'")
     text = text.replace("ShardIndexCorrupt: part-0007", "graph shardfault: part-0007")
     result = run_cli("rules", "test", str(rules_dir(tmp_path, text)))
@@ -180,13 +176,9 @@ def test_a_plain_word_literal_is_common_when_other_rules_lines_hold_it(
     assert (f"common-literal: patterns[0] is looked for by '{word}'" in result.stderr) is warned
 
 
-def test_a_common_word_before_a_code_is_not_warned_about(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
+@pytest.mark.usefixtures("stopped_clock")
+def test_a_common_word_before_a_code_is_not_warned_about(tmp_path: Path) -> None:
     """A line holding the word is passed over unless it holds the code too: no cost to warn of."""
-    from ascend_doctor.match import selfcheck
-
-    monkeypatch.setattr(selfcheck, "_clock", lambda: 0.0)
     text = GOOD_RULE.replace("'ShardIndexCorrupt: (?P<shard>[\\w-]+)'", "'\\bgraph\\b\\s*507999\\b'")
     text = text.replace("ShardIndexCorrupt: part-0007", "graph 507999")
     result = run_cli("rules", "test", str(rules_dir(tmp_path, text)))
